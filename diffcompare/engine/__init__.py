@@ -1,0 +1,29 @@
+"""diffcompare's own reverse-mode automatic differentiation engine (PyTorch-style, over NumPy).
+
+>>> from diffcompare.engine import Tensor
+>>> w = Tensor([2.0], requires_grad=True)      # a leaf that requires grad
+>>> x = Tensor([1.0, 2.0])                     # a leaf that does not
+>>> L = (x * w).mean()
+>>> L.backward()
+>>> w.grad                                     # dL/dw = mean(x)
+tensor([1.5])
+"""
+from .tensor import Tensor, tensor
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .function import AccumulateGrad, Function, Node, SavedTensor
+from . import autograd, ops
+from .ops import (abs, add, astype, broadcast_to, clone, concatenate, cos, cross_entropy, div,
+                  exp, expand_dims, log, log_softmax, logsumexp, matmul, max, maximum, mean,
+                  min, minimum, mse_loss, mul, neg, nll_loss, permute, pow, relu, reshape,
+                  sigmoid, sin, softmax, split, sqrt, squeeze, stack, sub, sum, swapaxes, tanh,
+                  transpose, unbind, where)
+
+__all__ = [
+    "Tensor", "tensor", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
+    "Node", "Function", "AccumulateGrad", "SavedTensor", "autograd", "ops",
+    "abs", "add", "astype", "broadcast_to", "clone", "concatenate", "cos", "cross_entropy",
+    "div", "exp", "expand_dims", "log", "log_softmax", "logsumexp", "matmul", "max", "maximum",
+    "mean", "min", "minimum", "mse_loss", "mul", "neg", "nll_loss", "permute", "pow", "relu",
+    "reshape", "sigmoid", "sin", "softmax", "split", "sqrt", "squeeze", "stack", "sub", "sum",
+    "swapaxes", "tanh", "transpose", "unbind", "where",
+]

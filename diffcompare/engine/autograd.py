@@ -1,0 +1,295 @@
+"""The backward pass: run the graph from outputs to leaves by dependency counting.
+
+Each node runs once, after the gradients from every path that reaches it have
+been summed; then its result is handed to the nodes in ``next_functions``.
+``AccumulateGrad`` nodes add the final gradient into the leaves' ``.grad``.
+
+Two entry points, as in ``torch.autograd``:
+
+- ``backward(tensors, ...)`` accumulates into ``.grad`` of the leaves;
+- ``grad(outputs, inputs, ...)`` returns the gradients and touches no ``.grad``.
+
+>>> from diffcompare.engine import Tensor, autograd
+>>> x = Tensor([1.0, 2.0], requires_grad=True)
+>>> (gx,) = autograd.grad((x ** 3).sum(), x, create_graph=True)
+>>> gx                                   # 3 x^2, itself differentiable
+tensor([ 3., 12.], grad_fn=<MulBackward0>)
+>>> autograd.grad(gx.sum(), x)[0]        # 6 x
+tensor([ 6., 12.])
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import grad_mode
+from .function import AccumulateGrad, accumulator_of
+from .tensor import Tensor
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` (weighted by ``grad_tensors``) into leaves' ``.grad``.
+
+    ``inputs`` restricts accumulation to the given tensors (leaves or not).
+    """
+    tensors, grad_tensors = _outputs_and_seeds(tensors, grad_tensors)
+    roots = _roots(tensors, grad_tensors, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is None:
+        _execute(roots, retain_graph, create_graph, captures=None)
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    captured = _execute(roots, retain_graph, create_graph, captures=_capture_keys(inputs))
+    for t, g in zip(inputs, captured):
+        if g is None:
+            continue
+        if t.grad_fn is None:
+            accumulator_of(t).accumulate(g, create_graph)
+        else:
+            g = g if type(g) is Tensor else Tensor._make(np.array(g, dtype=t.dtype), False, None, 0, None)
+            t._grad = g if t._grad is None else t._grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         allow_unused=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) (weighted by ``grad_outputs``) without touching ``.grad``.
+
+    An input the outputs don't depend on is an error unless ``allow_unused``
+    (then its gradient is ``None``) or ``materialize_grads`` (zeros).
+    """
+    outputs, grad_outputs = _outputs_and_seeds(outputs, grad_outputs)
+    inputs = _as_tuple(inputs)
+    for i, t in enumerate(inputs):
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"One of the differentiated Tensors (input {i}, shape {t.shape}) does not "
+                "require grad. Create it with requires_grad=True."
+            )
+    roots = _roots(outputs, grad_outputs, create_graph)
+    if retain_graph is None:
+        retain_graph = create_graph
+    captured = _execute(roots, retain_graph, create_graph, captures=_capture_keys(inputs))
+    result = []
+    for i, (t, g) in enumerate(zip(inputs, captured)):
+        if g is None:
+            if materialize_grads:
+                g = np.zeros_like(t.data)
+            elif not allow_unused:
+                raise RuntimeError(
+                    f"One of the differentiated Tensors (input {i}, shape {t.shape}) appears "
+                    "to not have been used in the graph. Set allow_unused=True if this is "
+                    "the desired behavior (its gradient is then None), or "
+                    "materialize_grads=True for zeros."
+                )
+            else:
+                result.append(None)
+                continue
+        result.append(g if type(g) is Tensor else Tensor._make(np.asarray(g), False, None, 0, None))
+    return tuple(result)
+
+
+# --- internals -----------------------------------------------------------------------
+
+def _as_tuple(x):
+    if isinstance(x, (tuple, list)):
+        return tuple(x)
+    return (x,)
+
+
+def _outputs_and_seeds(outputs, seeds):
+    """Tuples of outputs and seed gradients (a single output takes a single seed,
+    which may itself be a list of numbers)."""
+    if isinstance(outputs, Tensor):
+        return (outputs,), (seeds,)
+    outputs = tuple(outputs)
+    return outputs, (tuple(seeds) if seeds is not None else (None,) * len(outputs))
+
+
+def _roots(tensors, grad_tensors, create_graph):
+    """(node, output_nr, seed gradient) for each output, with the seeds checked."""
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(
+            f"got {len(grad_tensors)} gradients for {len(tensors)} outputs; pass one per output."
+        )
+    roots = []
+    for i, (t, g) in enumerate(zip(tensors, grad_tensors)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"output {i} is a {type(t).__name__}, not a Tensor.")
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn. "
+                "Make sure a leaf it depends on was created with requires_grad=True and that "
+                "it was not computed under no_grad()."
+            )
+        if g is None:
+            if t.data.size != 1:
+                raise RuntimeError(
+                    "grad can be implicitly created only for scalar outputs. This output has "
+                    f"shape {t.shape}: pass gradient= (a tensor of that shape; it weights each "
+                    "element in the vector-Jacobian product), or reduce it, e.g. y.sum().backward()."
+                )
+            g = np.ones_like(t.data)
+        else:
+            g_data = g.data if isinstance(g, Tensor) else np.asarray(g)
+            if g_data.shape != t.shape:
+                raise RuntimeError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g_data.shape} and "
+                    f"output[{i}] has a shape of {t.shape}. The gradient passed to backward must "
+                    "have the output's shape."
+                )
+            if create_graph and isinstance(g, Tensor):
+                g = g if g.dtype == t.dtype else g.astype(t.dtype)
+            else:
+                g = g_data.astype(t.dtype, copy=False)
+        if create_graph and type(g) is not Tensor:
+            g = Tensor._make(g, False, None, 0, None)
+        node, nr = t._edge()
+        roots.append((node, nr, g))
+    return roots
+
+
+def _capture_keys(inputs):
+    """Where each input's total gradient appears: its grad_fn output or its AccumulateGrad."""
+    return [(t.grad_fn, t.output_nr) if t.grad_fn is not None else (accumulator_of(t), 0)
+            for t in inputs]
+
+
+def _graph(root_nodes):
+    """All nodes reachable from the roots, and the number of edges into each."""
+    deps = {}
+    seen = set(root_nodes)
+    stack = list(seen)
+    while stack:
+        node = stack.pop()
+        for nxt, _ in node.next_functions:
+            if nxt is not None:
+                deps[nxt] = deps.get(nxt, 0) + 1
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+    return seen, deps
+
+
+def _needed(nodes, deps, targets):
+    """Nodes from which a target can be reached (the only ones worth running)."""
+    # Kahn's order from the outputs; then walk it backwards so children come first.
+    remaining = dict(deps)
+    order = [n for n in nodes if remaining.get(n, 0) == 0]
+    i = 0
+    while i < len(order):
+        for nxt, _ in order[i].next_functions:
+            if nxt is not None:
+                remaining[nxt] -= 1
+                if remaining[nxt] == 0:
+                    order.append(nxt)
+        i += 1
+    needed = set()
+    for node in reversed(order):
+        if node in targets or any(n in needed for n, _ in node.next_functions if n is not None):
+            needed.add(node)
+    return needed
+
+
+def _execute(roots, retain_graph, create_graph, captures):
+    """Run the backward pass.  With ``captures`` (a list of (node, nr)), return the
+    gradient arriving at each of them and run only what leads there; leaves'
+    ``.grad`` are left alone.  Without, accumulate into every leaf."""
+    root_nodes = [node for node, _, _ in roots]
+    nodes, deps = _graph(root_nodes)
+    capture_at = None
+    if captures is not None:
+        capture_at = {}
+        for i, (node, nr) in enumerate(captures):
+            capture_at.setdefault(node, []).append((nr, i))
+        needed = _needed(nodes, deps, capture_at)
+        deps = {}
+        for node in needed:
+            for nxt, _ in node.next_functions:
+                if nxt in needed:
+                    deps[nxt] = deps.get(nxt, 0) + 1
+        captured = [None] * len(captures)
+
+    buffers = {}
+    for node, nr, g in roots:
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node.num_outputs
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+    ready = [node for node in dict.fromkeys(root_nodes) if deps.get(node, 0) == 0]
+
+    prev_mode = grad_mode.is_grad_enabled()
+    grad_mode.set_grad_enabled(create_graph)
+    try:
+        while ready:
+            node = ready.pop()
+            grads = buffers.pop(node, None)
+            if grads is None:
+                grads = [None] * node.num_outputs
+            elif node._hooked:
+                grads = _run_tensor_hooks(node, grads, create_graph)
+            if capture_at is not None:
+                for nr, i in capture_at.get(node, ()):
+                    captured[i] = grads[nr]
+                if node not in needed or not any(n in needed for n, _ in node.next_functions):
+                    continue
+            if type(node) is AccumulateGrad:
+                g = grads[0]
+                if g is not None:
+                    hooks = node.variable._hooks
+                    if hooks:
+                        g = _call_hooks(hooks, g, create_graph)
+                    node.accumulate(g, create_graph)
+                continue
+            if any(g is not None for g in grads):
+                input_grads = node.run_backward(grads, create_graph)
+                if not retain_graph:
+                    node.release()
+            else:
+                input_grads = (None,) * len(node.next_functions)
+            for (nxt, nr), g in zip(node.next_functions, input_grads):
+                if nxt is None or (capture_at is not None and nxt not in needed):
+                    continue
+                if g is not None:
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                    buf[nr] = g if buf[nr] is None else buf[nr] + g
+                count = deps[nxt] - 1
+                deps[nxt] = count
+                if count == 0:
+                    ready.append(nxt)
+    finally:
+        grad_mode.set_grad_enabled(prev_mode)
+    return captured if capture_at is not None else None
+
+
+def _call_hooks(hooks, g, create_graph):
+    wrapped = g if type(g) is Tensor else Tensor._make(g, False, None, 0, None)
+    for hook in list(hooks):
+        new = hook(wrapped)
+        if new is not None:
+            wrapped = new if isinstance(new, Tensor) else Tensor(new)
+    return wrapped if create_graph else wrapped.data
+
+
+def _run_tensor_hooks(node, grads, create_graph):
+    """Hooks registered on non-leaf outputs of ``node``, then retain_grad, in that order."""
+    grads = list(grads)
+    for nr, ref in node._hooked:
+        t = ref()
+        if t is None or grads[nr] is None:
+            continue
+        if t._hooks:
+            grads[nr] = _call_hooks(t._hooks, grads[nr], create_graph)
+        if t._retains_grad:
+            g = grads[nr]
+            if create_graph:
+                g = g if type(g) is Tensor else Tensor._make(g, False, None, 0, None)
+                t._grad = g if t._grad is None else t._grad + g
+            else:
+                g = g.data if type(g) is Tensor else g
+                t._grad = (Tensor._make(np.array(g, dtype=t.dtype), False, None, 0, None)
+                           if t._grad is None else Tensor._make(t._grad.data + g, False, None, 0, None))
+    return grads

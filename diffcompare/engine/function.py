@@ -1,0 +1,297 @@
+"""Backward graph nodes: ``Node``, saved tensors, ``Function`` and ``AccumulateGrad``.
+
+Every differentiable op is a ``Function`` subclass whose instance *is* the
+backward node of the tensor it produced (``y.grad_fn``), as in PyTorch:
+
+- ``forward(*inputs, **params)`` computes the result from the inputs' NumPy
+  data and saves what ``backward`` needs with ``save_for_backward``;
+- ``backward(*grads)`` maps the gradient of each output to a gradient for each
+  input (``None`` where an input needs none).
+
+``backward`` is written with operators and the helpers of ``ops.dual``, so the
+same formula runs on plain arrays (an ordinary backward) and on Tensors (a
+backward with ``create_graph=True``, which is itself recorded and can be
+differentiated again).
+
+>>> from diffcompare.engine import Tensor
+>>> a = Tensor([2.0], requires_grad=True); b = Tensor([3.0], requires_grad=True)
+>>> c = a * b
+>>> c.grad_fn.name(), c.grad_fn.next_functions[0][0].name()
+('MulBackward0', 'AccumulateGrad')
+>>> sorted(c.grad_fn.saved)
+['other', 'self']
+"""
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from . import grad_mode
+
+FREED_MESSAGE = (
+    "Trying to backward through the graph a second time (or directly access saved "
+    "tensors after they have already been freed). Saved intermediate values of the "
+    "graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or "
+    "if you need to access saved tensors after calling backward."
+)
+
+
+class Node:
+    """A node of the backward graph (a tensor's ``grad_fn``).
+
+    ``next_functions`` holds one ``(node, input_nr)`` pair per input of the op:
+    the node that receives this input's gradient (the input's ``grad_fn``, or
+    the ``AccumulateGrad`` of a leaf) and which of that node's outputs the
+    input was; ``(None, 0)`` for inputs that need no gradient.
+    """
+
+    num_outputs = 1
+    next_functions: tuple = ()
+    _hooked = None   # [(output_nr, weakref to tensor)] for retain_grad / hooks on outputs
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    @property
+    def saved(self) -> dict:
+        """``{name: SavedTensor}`` of what this node keeps for backward (empty once released)."""
+        return {}
+
+    @property
+    def released(self) -> bool:
+        return False
+
+    def release(self) -> None:
+        """Drop saved tensors (done after a backward without ``retain_graph``)."""
+
+    def __repr__(self):
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class SavedTensor:
+    """A tensor saved for backward, with the version it had when saved.
+
+    Unpacking checks the version: if the tensor was modified in place since,
+    the gradient formula would use the wrong values, so backward fails with a
+    message naming the node, the shape and both versions.
+    """
+
+    __slots__ = ("tensor", "data", "version", "is_output", "_node", "_vc")
+
+    def __init__(self, tensor, node, is_output=False):
+        self.data = tensor.data
+        self.version = tensor._version
+        self.is_output = is_output
+        self._node = node
+        # A node's own output is not kept as a Tensor (that would be a
+        # reference cycle output -> grad_fn -> output); it is rebuilt on unpack.
+        self.tensor = None if is_output else tensor
+        self._vc = tensor._vc_or_new() if is_output else None
+
+    @property
+    def shape(self):
+        return self.data.shape
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes
+
+    def unpack(self, as_tensor: bool):
+        current = self._vc.value if self.is_output else self.tensor._version
+        if current != self.version:
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified "
+                f"by an inplace operation: the {self.dtype} tensor of shape "
+                f"{tuple(self.shape)} saved by {self._node.name()} is at version "
+                f"{current}; expected version {self.version} instead. Hint: do not modify "
+                "it in place before backward (write x = x + 1 instead of x += 1), or "
+                "save a copy with x.clone() before using it."
+            )
+        if not as_tensor:
+            return self.data
+        if self.is_output:
+            return _tensor.Tensor._make(self.data, True, self._node, 0, self._vc)
+        return self.tensor
+
+
+class Function(Node):
+    """Base class of differentiable ops; an instance is the op's backward node.
+
+    Subclass attributes:
+      ``broadcasts``: gradients are summed back to each input's shape (NumPy
+        broadcasting), in one place, after ``backward`` - ops don't do it themselves.
+      ``saves_result``: the op's own output is saved (``exp``, ``tanh``...) and
+        comes last in ``saved_tensors``.
+      ``is_view``: the output shares memory with input 0 and so shares its
+        version counter.
+    """
+
+    broadcasts = False
+    saves_result = False
+    is_view = False
+
+    _saved = None          # dict name -> SavedTensor, or None when nothing saved
+    _released = False
+    _as_tensor = False     # set by the engine: unpack saved tensors as Tensors (create_graph)
+    needs_input_grad: tuple = ()
+
+    def name(self) -> str:
+        """PyTorch's naming: the op ``Mul`` has the backward node ``MulBackward0``."""
+        return type(self).__name__ + "Backward0"
+
+    # --- defined by subclasses -------------------------------------------------
+    def forward(self, *inputs, **params):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def backward(self, *grads):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --- saving ---------------------------------------------------------------
+    def needs(self, i: int) -> bool:
+        """Whether input ``i`` needs a gradient (False when the op is not recorded)."""
+        return bool(self.needs_input_grad) and self.needs_input_grad[i]
+
+    def save_for_backward(self, /, **tensors):
+        """Save input Tensors by name (``None`` values are skipped; nothing is
+        saved when the op is not being recorded)."""
+        if not self.needs_input_grad:
+            return
+        saved = self._saved
+        if saved is None:
+            saved = self._saved = {}
+        for key, t in tensors.items():
+            if t is not None:
+                saved[key] = SavedTensor(t, self)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The saved tensors in save order: arrays, or Tensors during a create_graph backward."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        if self._saved is None:
+            return ()
+        as_tensor = self._as_tensor
+        return tuple(s.unpack(as_tensor) for s in self._saved.values())
+
+    def saved_by_name(self) -> dict:
+        """``saved_tensors`` as a dict keyed by the names given to ``save_for_backward``."""
+        values = self.saved_tensors
+        return dict(zip(self._saved, values)) if values else {}
+
+    @property
+    def saved(self) -> dict:
+        return dict(self._saved) if self._saved and not self._released else {}
+
+    @property
+    def released(self) -> bool:
+        return self._released
+
+    def release(self) -> None:
+        if self._saved is not None:
+            self._saved = None
+            self._released = True
+
+    # --- running ----------------------------------------------------------------
+    @classmethod
+    def apply(cls, *inputs, **params):
+        """Run the op on Tensors ``inputs`` and record it if any input requires grad."""
+        node = cls()
+        requires_grad = False
+        if grad_mode.is_grad_enabled():
+            for t in inputs:
+                if t._requires_grad:
+                    requires_grad = True
+                    break
+        if requires_grad:
+            node.needs_input_grad = tuple(t._requires_grad for t in inputs)
+        out = node.forward(*inputs, **params)
+        make = _tensor.Tensor._make
+        if not requires_grad:
+            if cls.is_view:
+                return make(out, False, None, 0, inputs[0]._vc_or_new())
+            if type(out) is tuple:
+                return tuple(make(o, False, None, 0, None) for o in out)
+            return make(out, False, None, 0, None)
+
+        node.next_functions = tuple(t._edge() for t in inputs)
+        if cls.broadcasts:
+            node._input_shapes = tuple(t.data.shape for t in inputs)
+        if type(out) is tuple:
+            node.num_outputs = len(out)
+            vc = inputs[0]._vc_or_new() if cls.is_view else None
+            return tuple(make(o, True, node, i, vc) for i, o in enumerate(out))
+        result = make(out, True, node, 0, inputs[0]._vc_or_new() if cls.is_view else None)
+        if cls.saves_result:
+            if node._saved is None:
+                node._saved = {}
+            node._saved["result"] = SavedTensor(result, node, is_output=True)
+        return result
+
+    def run_backward(self, grads, create_graph):
+        """Called by the engine: input gradients from output gradients, shapes fixed up."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        self._as_tensor = create_graph
+        out = self.backward(*grads)
+        if type(out) is not tuple:
+            out = (out,)
+        if self.broadcasts:
+            out = tuple(
+                None if g is None or not need
+                else g if g.shape == shape else _dual.sum_to(g, shape)
+                for g, shape, need in zip(out, self._input_shapes, self.needs_input_grad)
+            )
+        return out
+
+
+class AccumulateGrad(Node):
+    """The node that adds incoming gradients into a leaf's ``.grad``.
+
+    One per leaf that requires grad; shared by every op that uses that leaf,
+    which is how a leaf used twice ends up with the sum of both gradients.
+    """
+
+    def __init__(self, variable):
+        self.variable = variable
+
+    def accumulate(self, grad, create_graph):
+        """Add ``grad`` (array, or Tensor in create_graph mode) into ``variable.grad``."""
+        Tensor = _tensor.Tensor
+        var = self.variable
+        old = var._grad
+        if create_graph:
+            grad = grad if type(grad) is Tensor else Tensor._make(grad, False, None, 0, None)
+            var._grad = grad if old is None else old + grad
+            return
+        if type(grad) is Tensor:
+            grad = grad.data
+        if old is None:
+            # Always copy: the incoming array may be shared with another leaf
+            # (AddBackward passes one array to both inputs) or be a view of the
+            # caller's `gradient`; an in-place .grad.zero_() must not leak.
+            var._grad = Tensor._make(np.array(grad, dtype=var.data.dtype), False, None, 0, None)
+        elif old._requires_grad:
+            var._grad = Tensor._make(old.data + grad, False, None, 0, None)
+        else:
+            np.add(old.data, grad, out=old.data, casting="unsafe")
+
+
+def accumulator_of(leaf) -> AccumulateGrad:
+    """The leaf's AccumulateGrad node, created on first use and shared while the graph lives."""
+    ref = leaf._accum_ref
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(leaf)
+        leaf._accum_ref = weakref.ref(acc)
+    return acc
+
+
+# Bottom imports: these modules import this one at their top.
+from . import tensor as _tensor  # noqa: E402
+from .ops import dual as _dual  # noqa: E402

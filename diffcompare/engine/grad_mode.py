@@ -1,0 +1,62 @@
+"""Grad mode: whether operations are recorded into the autograd graph.
+
+Like PyTorch, the switch is per thread.  ``no_grad`` is what an optimizer step
+or an evaluation loop uses; ``enable_grad`` turns recording back on inside it.
+
+>>> from diffcompare.engine import Tensor, no_grad
+>>> w = Tensor([1.0, 2.0], requires_grad=True)
+>>> with no_grad():
+...     y = w * 2
+>>> y.requires_grad, y.grad_fn is None
+(False, True)
+"""
+from __future__ import annotations
+
+import functools
+import threading
+
+_state = threading.local()
+
+
+def is_grad_enabled() -> bool:
+    """True when new operations are recorded for backward."""
+    return getattr(_state, "enabled", True)
+
+
+def set_grad_enabled(mode: bool) -> None:
+    _state.enabled = bool(mode)
+
+
+class _GradModeContext:
+    """Context manager and decorator that sets grad mode and restores it on exit."""
+
+    mode: bool
+
+    def __enter__(self):
+        self._prev = is_grad_enabled()
+        set_grad_enabled(self.mode)
+        return self
+
+    def __exit__(self, *exc):
+        set_grad_enabled(self._prev)
+        return False
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with type(self)():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Do not record operations: results have ``requires_grad=False``, no graph is built."""
+
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Record operations again (inside a ``no_grad`` block)."""
+
+    mode = True

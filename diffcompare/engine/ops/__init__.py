@@ -1,0 +1,295 @@
+"""The engine's differentiable ops, as functions of Tensors, arrays or numbers.
+
+Each function turns its arguments into Tensors and applies one ``Function``
+(its backward node).  Composite functions (``cross_entropy``, ``expand_dims``)
+are built from those, so they need no backward of their own.
+"""
+from __future__ import annotations
+
+import builtins
+
+import numpy as np
+
+from .. import grad_mode
+from ..tensor import Tensor, _const
+from .elementwise import (Abs, Add, AsType, Clone, Cos, Div, Exp, Log, Maximum, Minimum, Mul,
+                          Neg, Pow, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
+from .linalg import Matmul
+from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
+from .reduction import LogSumExp, Max, Mean, Min, Sum
+from .shape import (BroadcastTo, Cat, Index, IndexPut, IndexView, Permute, Reshape, Split, Stack,
+                    SumTo, Unbind, is_basic_index)
+from . import dual  # noqa: F401  (imported for its side of the import cycle)
+
+
+def as_tensor(x, like: Tensor | None = None) -> Tensor:
+    """``x`` itself if it is a Tensor, else a constant (numbers take ``like``'s float dtype)."""
+    if type(x) is Tensor:
+        return x
+    if like is not None:
+        return _const(x, like)
+    return Tensor(x)
+
+
+def _pair(a, b):
+    if type(a) is Tensor:
+        return a, as_tensor(b, a)
+    if type(b) is Tensor:
+        return as_tensor(a, b), b
+    a = Tensor(a)
+    return a, as_tensor(b, a)
+
+
+def _unary(cls):
+    def op(x):
+        return cls.apply(as_tensor(x))
+
+    op.__name__ = cls.__name__.lower()
+    op.__doc__ = f"Elementwise {op.__name__} (backward node ``{cls.__name__}Backward0``)."
+    return op
+
+
+def _binary(cls):
+    def op(a, b):
+        return cls.apply(*_pair(a, b))
+
+    op.__name__ = cls.__name__.lower()
+    op.__doc__ = f"Elementwise {op.__name__} with broadcasting (``{cls.__name__}Backward0``)."
+    return op
+
+
+add, sub, mul, div, pow, maximum, minimum = map(_binary, (Add, Sub, Mul, Div, Pow, Maximum, Minimum))
+neg, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs = map(
+    _unary, (Neg, Exp, Log, Sqrt, Sin, Cos, Tanh, Sigmoid, Relu, Abs))
+matmul = _binary(Matmul)
+
+
+def where(condition, a, b):
+    """Elements of ``a`` where ``condition`` holds, else of ``b`` (condition is not differentiated)."""
+    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    a, b = _pair(a, b)
+    return Where.apply(a, b, condition=cond.astype(bool, copy=False))
+
+
+def clone(x):
+    return Clone.apply(as_tensor(x))
+
+
+def astype(x, dtype):
+    x = as_tensor(x)
+    return x if x.dtype == np.dtype(dtype) else AsType.apply(x, dtype=np.dtype(dtype))
+
+
+# --- reductions -------------------------------------------------------------------
+
+def sum(x, axis=None, keepdims=False):
+    return Sum.apply(as_tensor(x), axis=axis, keepdims=keepdims)
+
+
+def mean(x, axis=None, keepdims=False):
+    return Mean.apply(as_tensor(x), axis=axis, keepdims=keepdims)
+
+
+def max(x, axis=None, keepdims=False):
+    """Maximum over axes; tied maxima share the gradient evenly."""
+    return Max.apply(as_tensor(x), axis=axis, keepdims=keepdims)
+
+
+def min(x, axis=None, keepdims=False):
+    """Minimum over axes; tied minima share the gradient evenly."""
+    return Min.apply(as_tensor(x), axis=axis, keepdims=keepdims)
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    return LogSumExp.apply(as_tensor(x), axis=axis, keepdims=keepdims)
+
+
+def softmax(x, axis=-1):
+    return Softmax.apply(as_tensor(x), axis=axis)
+
+
+def log_softmax(x, axis=-1):
+    return LogSoftmax.apply(as_tensor(x), axis=axis)
+
+
+# --- losses -----------------------------------------------------------------------
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean squared error ``mean((input - target)**2)`` (``reduction``: mean / sum / none)."""
+    return MseLoss.apply(*_pair(input, target), reduction=reduction)
+
+
+def nll_loss(log_probs, target, reduction="mean"):
+    """Negative log-likelihood of integer class indices ``target``."""
+    target = target.data if isinstance(target, Tensor) else np.asarray(target)
+    return NllLoss.apply(as_tensor(log_probs), target=target, reduction=reduction)
+
+
+def cross_entropy(logits, target, reduction="mean"):
+    """Softmax cross-entropy over the last axis: ``nll_loss(log_softmax(logits), target)``.
+
+    ``target`` holds integer classes, or probabilities with the logits' shape.
+    """
+    logp = log_softmax(logits, axis=-1)
+    target_data = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if target_data.dtype.kind in "iu":
+        return nll_loss(logp, target_data, reduction)
+    per_sample = -sum(logp * as_tensor(target, logp), axis=-1)
+    return per_sample if reduction == "none" else (mean(per_sample) if reduction == "mean"
+                                                   else sum(per_sample))
+
+
+# --- shape ------------------------------------------------------------------------
+
+def reshape(x, shape):
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return Reshape.apply(as_tensor(x), shape=shape)
+
+
+def permute(x, axes=None):
+    return Permute.apply(as_tensor(x), axes=None if axes is None else tuple(axes))
+
+
+def transpose(x, axes=None):
+    """NumPy's ``transpose``: permute dims by ``axes`` (reverse them by default)."""
+    return permute(x, axes)
+
+
+def swapaxes(x, axis1, axis2):
+    x = as_tensor(x)
+    axes = list(range(x.ndim))
+    axes[axis1], axes[axis2] = axes[axis2], axes[axis1]
+    return Permute.apply(x, axes=tuple(axes))
+
+
+def expand_dims(x, axis):
+    x = as_tensor(x)
+    shape = list(x.shape)
+    shape.insert(axis % (x.ndim + 1), 1)
+    return Reshape.apply(x, shape=tuple(shape))
+
+
+def squeeze(x, axis=None):
+    x = as_tensor(x)
+    if axis is None:
+        shape = tuple(n for n in x.shape if n != 1)
+    else:
+        axis = axis % x.ndim
+        if x.shape[axis] != 1:
+            raise ValueError(f"cannot squeeze axis {axis} of shape {x.shape}: its size is not 1.")
+        shape = x.shape[:axis] + x.shape[axis + 1:]
+    return Reshape.apply(x, shape=shape)
+
+
+def broadcast_to(x, shape):
+    return BroadcastTo.apply(as_tensor(x), shape=tuple(shape))
+
+
+def sum_to(x, shape):
+    """Sum ``x`` down to ``shape`` (the adjoint of ``broadcast_to``)."""
+    return SumTo.apply(as_tensor(x), shape=tuple(shape))
+
+
+def unbind(x, dim=0):
+    """Slices along ``dim`` as separate tensors: one ``UnbindBackward0`` node, output i is slice i."""
+    return Unbind.apply(as_tensor(x), axis=dim)
+
+
+def split(x, split_size_or_sections, dim=0):
+    """PyTorch's split: chunks of ``split_size`` (an int) or of the given sizes (a list)."""
+    x = as_tensor(x)
+    n = x.shape[dim]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        sizes = [split_size_or_sections] * (n // split_size_or_sections)
+        if n % split_size_or_sections:
+            sizes.append(n % split_size_or_sections)
+    else:
+        sizes = list(split_size_or_sections)
+        if builtins.sum(sizes) != n:
+            raise ValueError(f"split sizes {sizes} must add up to the dim's size {n}.")
+    cuts = tuple(np.cumsum(sizes)[:-1])
+    return Split.apply(x, indices=cuts, axis=dim)
+
+
+def stack(tensors, axis=0):
+    tensors = _same_dtype(tensors)
+    return Stack.apply(*tensors, axis=axis)
+
+
+def concatenate(tensors, axis=0):
+    tensors = _same_dtype(tensors)
+    return Cat.apply(*tensors, axis=axis)
+
+
+def _same_dtype(tensors):
+    tensors = list(tensors)
+    like = next((t for t in tensors if type(t) is Tensor), None)
+    return [as_tensor(t, like) for t in tensors]
+
+
+# --- indexing and in-place --------------------------------------------------------
+
+def _normalize_key(key):
+    if isinstance(key, Tensor):
+        return key.data
+    if isinstance(key, tuple):
+        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
+    if isinstance(key, list):
+        return np.asarray(key)
+    return key
+
+
+def index(x, key):
+    key = _normalize_key(key)
+    return (IndexView if is_basic_index(key) else Index).apply(x, key=key)
+
+
+def _check_inplace(t: Tensor, recording: bool):
+    if recording and t.grad_fn is None and t._requires_grad:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation. "
+            "Do it under no_grad() (as an optimizer step does), or write it out of place: "
+            "x = x + 1."
+        )
+
+
+def _write_back(t: Tensor, result: Tensor, recording: bool):
+    """Store ``result`` in ``t``'s memory, bump its version and, if recording,
+    make ``t`` the output of the new node (PyTorch 'rebases' its history)."""
+    if result.shape != t.shape:
+        raise RuntimeError(
+            f"output with shape {t.shape} doesn't match the broadcast shape {result.shape}; "
+            "an in-place op cannot change a tensor's shape."
+        )
+    np.copyto(t.data, result.data, casting="same_kind")
+    t._bump_version()
+    if recording:
+        t.grad_fn, t.output_nr, t._requires_grad = result.grad_fn, 0, True
+
+
+def inplace(t: Tensor, op, other):
+    """``t op= other`` in place (``+=``, ``mul_``...): values change, the version goes up."""
+    other = as_tensor(other, t)
+    recording = grad_mode.is_grad_enabled() and (t._requires_grad or other._requires_grad)
+    _check_inplace(t, recording)
+    if recording:
+        result = op.apply(t, other)
+    else:
+        with grad_mode.no_grad():
+            result = op.apply(t, other)
+    _write_back(t, result, recording)
+    return t
+
+
+def index_put_(t: Tensor, key, value):
+    """``t[key] = value``: recorded as ``IndexPutBackward0`` when gradients flow through."""
+    key = _normalize_key(key)
+    value = as_tensor(value, t)
+    recording = grad_mode.is_grad_enabled() and (t._requires_grad or value._requires_grad)
+    _check_inplace(t, recording)
+    if recording:
+        _write_back(t, IndexPut.apply(t, value, key=key), recording)
+    else:
+        t.data[key] = value.data
+        t._bump_version()
+    return t

@@ -1,0 +1,271 @@
+"""Elementwise ops: forward and backward side by side.
+
+Binary ops broadcast like NumPy; their gradients are summed back to each
+input's shape by ``Function`` (``broadcasts = True``), not here.  Each op saves
+only what the gradients that are actually needed use.
+
+Subgradients at kinks (documented, tested): relu'(0) = 0, abs'(0) = 0,
+maximum/minimum split a tie 1/2 - 1/2 between the two inputs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+from . import dual
+
+
+class Add(Function):
+    broadcasts = True
+
+    def forward(self, a, b):
+        return a.data + b.data
+
+    def backward(self, g):
+        return g, g
+
+
+class Sub(Function):
+    broadcasts = True
+
+    def forward(self, a, b):
+        return a.data - b.data
+
+    def backward(self, g):
+        return g, (-g if self.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a if self.needs(1) else None,
+                               other=b if self.needs(0) else None)
+        return a.data * b.data
+
+    def backward(self, g):
+        saved = self.saved_by_name()
+        need_a, need_b = self.needs_input_grad
+        return (g * saved["other"] if need_a else None,
+                g * saved["self"] if need_b else None)
+
+
+class Div(Function):
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a if self.needs(1) else None, other=b)
+        return a.data / b.data
+
+    def backward(self, g):
+        saved = self.saved_by_name()
+        b = saved["other"]
+        need_a, need_b = self.needs_input_grad
+        return (g / b if need_a else None,
+                -g * saved["self"] / (b * b) if need_b else None)
+
+
+class Neg(Function):
+    def forward(self, a):
+        return -a.data
+
+    def backward(self, g):
+        return -g
+
+
+class Pow(Function):
+    """``a ** b``; the exponent's gradient ``a**b log a`` is computed only when b requires grad."""
+
+    broadcasts = True
+    saves_result = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, exponent=b)
+        return a.data ** b.data
+
+    def backward(self, g):
+        a, b, result = self.saved_tensors
+        need_a, need_b = self.needs_input_grad
+        ga = g * b * a ** (b - 1) if need_a else None
+        gb = g * result * dual.log(a) if need_b else None
+        return ga, gb
+
+
+class Exp(Function):
+    saves_result = True
+
+    def forward(self, a):
+        return np.exp(a.data)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return g * y
+
+
+class Log(Function):
+    def forward(self, a):
+        self.save_for_backward(self=a)
+        return np.log(a.data)
+
+    def backward(self, g):
+        (a,) = self.saved_tensors
+        return g / a
+
+
+class Sqrt(Function):
+    """d sqrt(x) = 1 / (2 sqrt x): inf at 0, as NumPy's division gives."""
+
+    saves_result = True
+
+    def forward(self, a):
+        return np.sqrt(a.data)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        with np.errstate(divide="ignore"):
+            return g / (2 * y)
+
+
+class Sin(Function):
+    def forward(self, a):
+        self.save_for_backward(self=a)
+        return np.sin(a.data)
+
+    def backward(self, g):
+        (a,) = self.saved_tensors
+        return g * dual.cos(a)
+
+
+class Cos(Function):
+    def forward(self, a):
+        self.save_for_backward(self=a)
+        return np.cos(a.data)
+
+    def backward(self, g):
+        (a,) = self.saved_tensors
+        return -g * dual.sin(a)
+
+
+class Tanh(Function):
+    saves_result = True
+
+    def forward(self, a):
+        return np.tanh(a.data)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return g * (1 - y * y)
+
+
+class Sigmoid(Function):
+    saves_result = True
+
+    def forward(self, a):
+        x = a.data
+        # exp of a non-positive number only, so large |x| neither overflows nor warns
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return g * y * (1 - y)
+
+
+class Relu(Function):
+    """relu'(0) = 0, as in PyTorch (the gradient flows only where x > 0)."""
+
+    saves_result = True
+
+    def forward(self, a):
+        return np.maximum(a.data, 0)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        mask = (y.data if dual._is_tensor(y) else y) > 0
+        return dual.where(mask, g)
+
+
+class Abs(Function):
+    """abs'(0) = 0 (sign(0) = 0)."""
+
+    def forward(self, a):
+        self.save_for_backward(self=a)
+        return np.abs(a.data)
+
+    def backward(self, g):
+        (a,) = self.saved_tensors
+        return g * np.sign(a.data if dual._is_tensor(a) else a)
+
+
+class Maximum(Function):
+    """Elementwise maximum; where a == b each input gets half the gradient."""
+
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.maximum(a.data, b.data)
+
+    def backward(self, g):
+        a, b = (t.data if dual._is_tensor(t) else t for t in self.saved_tensors)
+        share_a = (a > b) + 0.5 * (a == b)
+        return _split_by_share(self, g, share_a)
+
+
+class Minimum(Function):
+    """Elementwise minimum; where a == b each input gets half the gradient."""
+
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.minimum(a.data, b.data)
+
+    def backward(self, g):
+        a, b = (t.data if dual._is_tensor(t) else t for t in self.saved_tensors)
+        share_a = (a < b) + 0.5 * (a == b)
+        return _split_by_share(self, g, share_a)
+
+
+def _split_by_share(node, g, share_a):
+    need_a, need_b = node.needs_input_grad
+    share_a = share_a.astype(g.dtype, copy=False)
+    return (g * share_a if need_a else None,
+            g * (1 - share_a) if need_b else None)
+
+
+class Where(Function):
+    """``where(condition, a, b)`` with a constant boolean condition."""
+
+    broadcasts = True
+
+    def forward(self, a, b, condition):
+        self.condition = condition
+        return np.where(condition, a.data, b.data)
+
+    def backward(self, g):
+        need_a, need_b = self.needs_input_grad
+        c = self.condition
+        return (dual.where(c, g) if need_a else None,
+                dual.where(~c, g) if need_b else None)
+
+
+class Clone(Function):
+    def forward(self, a):
+        return a.data.copy()
+
+    def backward(self, g):
+        return g
+
+
+class AsType(Function):
+    """Change float precision; the gradient is cast back to the input's dtype."""
+
+    def forward(self, a, dtype):
+        self.in_dtype = a.dtype
+        return a.data.astype(dtype)
+
+    def backward(self, g):
+        if dual._is_tensor(g):
+            return AsType.apply(g, dtype=self.in_dtype)
+        return g.astype(self.in_dtype)

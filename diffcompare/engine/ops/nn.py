@@ -1,0 +1,103 @@
+"""Neural-network ops: softmax, log-softmax, and the MSE and cross-entropy losses.
+
+``reduction`` is ``'mean'`` (PyTorch's default: the loss of a minibatch is the
+average of the per-sample losses, seed 000), ``'sum'`` or ``'none'``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+from . import dual
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+def _check_reduction(reduction):
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}.")
+
+
+def _reduce(values, reduction):
+    if reduction == "mean":
+        return values.mean()
+    if reduction == "sum":
+        return values.sum()
+    return values
+
+
+class Softmax(Function):
+    saves_result = True
+
+    def forward(self, a, axis=-1):
+        self.axis = axis
+        e = np.exp(a.data - a.data.max(axis=axis, keepdims=True))
+        return e / e.sum(axis=axis, keepdims=True)
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return y * (g - (g * y).sum(axis=self.axis, keepdims=True))
+
+
+class LogSoftmax(Function):
+    saves_result = True
+
+    def forward(self, a, axis=-1):
+        self.axis = axis
+        shifted = a.data - a.data.max(axis=axis, keepdims=True)
+        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+
+    def backward(self, g):
+        (y,) = self.saved_tensors
+        return g - dual.exp(y) * g.sum(axis=self.axis, keepdims=True)
+
+
+class MseLoss(Function):
+    """Mean squared error; d/d input = 2 (input - target) / n for ``'mean'``."""
+
+    broadcasts = True
+
+    def forward(self, a, b, reduction="mean"):
+        _check_reduction(reduction)
+        self.reduction = reduction
+        self.save_for_backward(self=a, target=b)
+        d = a.data - b.data
+        self.count = d.size
+        return _reduce(d * d, reduction)
+
+    def backward(self, g):
+        a, b = self.saved_tensors
+        scale = 2.0 / self.count if self.reduction == "mean" else 2.0
+        ga = (a - b) * (g * scale)
+        need_a, need_b = self.needs_input_grad
+        return (ga if need_a else None, -ga if need_b else None)
+
+
+class NllLoss(Function):
+    """Negative log-likelihood of integer class ``target`` under log-probabilities (N, C) or (C,)."""
+
+    def forward(self, logp, target, reduction="mean"):
+        _check_reduction(reduction)
+        target = np.asarray(target)
+        if target.dtype.kind not in "iu":
+            raise TypeError(f"nll_loss needs integer class indices, got dtype {target.dtype}.")
+        n_classes = logp.shape[-1]
+        if target.size and (target.min() < 0 or target.max() >= n_classes):
+            raise IndexError(
+                f"target class out of range: classes must be in [0, {n_classes - 1}], "
+                f"got min {target.min()} and max {target.max()}."
+            )
+        self.reduction = reduction
+        self.in_shape = logp.shape
+        self.key = (np.arange(logp.shape[0]), target) if logp.ndim == 2 else (target,)
+        picked = logp.data[self.key]
+        self.picked_shape = picked.shape
+        return _reduce(-picked, reduction)
+
+    def backward(self, g):
+        if self.reduction == "mean":
+            g = g / max(int(np.prod(self.picked_shape)), 1)
+        if self.reduction != "none":
+            g = dual.broadcast_to(g, self.picked_shape)
+        # (row, target) pairs are unique for (N, C) input; a 1-D input may repeat a class
+        return dual.index_add(-g, self.key, self.in_shape, accumulate=len(self.in_shape) != 2)

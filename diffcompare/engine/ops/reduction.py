@@ -1,0 +1,109 @@
+"""Reductions over axes (with ``keepdims``): sum, mean, max, min, logsumexp.
+
+The backward of a reduction puts the reduced axes back (as size 1) and
+broadcasts the gradient over them.  ``max``/``min`` with ties split the
+gradient evenly between the tied elements.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+from . import dual
+
+
+def normalize_axes(axis, ndim: int):
+    """``axis`` as a sorted tuple of non-negative ints (``None`` = all axes)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for ax in axes:
+        if not -ndim <= ax < max(ndim, 1):
+            raise ValueError(
+                f"axis {ax} is out of bounds for a tensor of dimension {ndim}; "
+                f"use an axis in [{-ndim}, {ndim - 1}]."
+            )
+        out.append(int(ax) % max(ndim, 1))
+    return tuple(sorted(set(out)))
+
+
+class _Reduction(Function):
+    """Shared bookkeeping: the input shape and the keepdims shape of the result."""
+
+    def _setup(self, a, axis, keepdims):
+        self.in_shape = a.shape
+        self.axes = normalize_axes(axis, a.ndim)
+        self.keep_shape = tuple(1 if i in self.axes else n for i, n in enumerate(a.shape))
+        self.keepdims = keepdims
+        return self.axes
+
+    def _expand(self, g):
+        """The output gradient broadcast back over the reduced axes."""
+        if not self.keepdims:
+            g = g.reshape(self.keep_shape)
+        return dual.broadcast_to(g, self.in_shape)
+
+
+class Sum(_Reduction):
+    def forward(self, a, axis=None, keepdims=False):
+        return a.data.sum(axis=self._setup(a, axis, keepdims), keepdims=keepdims)
+
+    def backward(self, g):
+        return self._expand(g)
+
+
+class Mean(_Reduction):
+    def forward(self, a, axis=None, keepdims=False):
+        axes = self._setup(a, axis, keepdims)
+        self.count = int(np.prod([a.shape[i] for i in axes])) if axes else 1
+        return a.data.mean(axis=axes, keepdims=keepdims)
+
+    def backward(self, g):
+        return self._expand(g / self.count)
+
+
+class _Extremum(_Reduction):
+    """max/min over axes; tied elements share the gradient evenly."""
+
+    reduce = None
+
+    def forward(self, a, axis=None, keepdims=False):
+        axes = self._setup(a, axis, keepdims)
+        out = type(self).reduce(a.data, axis=axes, keepdims=True)
+        if self.needs_input_grad:
+            hit = a.data == out
+            self.share = hit / hit.sum(axis=axes, keepdims=True)
+        return out if keepdims else out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
+
+    def backward(self, g):
+        return self._expand(g) * self.share.astype(g.dtype, copy=False)
+
+
+class Max(_Extremum):
+    reduce = staticmethod(np.max)
+
+
+class Min(_Extremum):
+    reduce = staticmethod(np.min)
+
+
+class LogSumExp(_Reduction):
+    """log(sum(exp(x))) computed stably (shifted by the max)."""
+
+    saves_result = True
+
+    def forward(self, a, axis=None, keepdims=False):
+        axes = self._setup(a, axis, keepdims)
+        self.save_for_backward(self=a)
+        x = a.data
+        m = np.max(x, axis=axes, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0)
+        out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+        return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
+
+    def backward(self, g):
+        a, out = self.saved_tensors
+        if not self.keepdims:
+            out = out.reshape(self.keep_shape)
+        return self._expand(g) * dual.exp(a - out)

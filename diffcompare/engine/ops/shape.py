@@ -1,0 +1,188 @@
+"""Shape ops: reshape, permute, broadcast, indexing, unbind/split, stack/concatenate.
+
+These move values around without arithmetic, so each backward moves the
+gradient back the same way.  Views (reshape, permute, basic indexing, unbind,
+split) share memory and the version counter with their input, as in PyTorch.
+Multi-output ops (``Unbind``, ``Split``) are one node; each output tensor
+knows its ``output_nr``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..function import Function
+from . import dual
+
+
+class Reshape(Function):
+    is_view = True
+
+    def forward(self, a, shape):
+        self.in_shape = a.shape
+        return a.data.reshape(shape)
+
+    def backward(self, g):
+        return g.reshape(self.in_shape)
+
+
+class Permute(Function):
+    is_view = True
+
+    def forward(self, a, axes):
+        if axes is None:
+            axes = tuple(reversed(range(a.ndim)))
+        self.axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
+        if sorted(self.axes) != list(range(a.ndim)):
+            raise ValueError(
+                f"permute needs a permutation of all {a.ndim} dims of shape {a.shape}; got {axes}."
+            )
+        return a.data.transpose(self.axes)
+
+    def backward(self, g):
+        return dual.permute(g, tuple(np.argsort(self.axes)))
+
+
+class BroadcastTo(Function):
+    def forward(self, a, shape):
+        self.in_shape = a.shape
+        return np.broadcast_to(a.data, shape)
+
+    def backward(self, g):
+        return dual.sum_to(g, self.in_shape)
+
+
+class SumTo(Function):
+    """Sum a broadcast array back to ``shape`` (the adjoint of ``BroadcastTo``)."""
+
+    def forward(self, a, shape):
+        self.in_shape = a.shape
+        return dual.sum_to_array(a.data, shape)
+
+    def backward(self, g):
+        return dual.broadcast_to(g, self.in_shape)
+
+
+def is_basic_index(key) -> bool:
+    """True for keys made of ints, slices, None and Ellipsis (NumPy returns a view)."""
+    items = key if isinstance(key, tuple) else (key,)
+    return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis
+               for k in items)
+
+
+def index_add_array(g, key, shape, accumulate):
+    out = np.zeros(shape, dtype=np.result_type(g))
+    if accumulate:
+        np.add.at(out, key, g)
+    else:
+        out[key] = g
+    return out
+
+
+class Index(Function):
+    """``a[key]``: basic indexing is a view; advanced indexing copies."""
+
+    def forward(self, a, key):
+        self.key = key
+        self.in_shape = a.shape
+        self.basic = is_basic_index(key)
+        return a.data[key]
+
+    def backward(self, g):
+        return dual.index_add(g, self.key, self.in_shape, accumulate=not self.basic)
+
+
+class IndexView(Index):
+    """Basic indexing (ints, slices): NumPy returns a view, so it shares the version counter."""
+
+    is_view = True
+
+    def name(self):
+        return "IndexBackward0"
+
+
+class IndexAdd(Function):
+    """Zeros of ``shape`` with the input added at ``key``: the backward of ``Index``."""
+
+    def forward(self, a, key, shape, accumulate):
+        self.key = key
+        return index_add_array(a.data, key, shape, accumulate)
+
+    def backward(self, g):
+        return g[self.key]
+
+
+class IndexPut(Function):
+    """``a`` with ``a[key] = value``: what item assignment records (PyTorch's CopySlices)."""
+
+    broadcasts = True
+
+    def forward(self, a, value, key):
+        self.key = key
+        out = a.data.copy()
+        out[key] = value.data
+        return out
+
+    def backward(self, g):
+        need_a, need_v = self.needs_input_grad
+        ga = None
+        if need_a:
+            mask = np.ones(g.shape, dtype=bool)
+            mask[self.key] = False
+            ga = dual.where(mask, g)
+        gv = g[self.key] if need_v else None
+        return ga, gv
+
+
+class Unbind(Function):
+    """One node, one output per slice along ``axis``; output i is ``output_nr`` i."""
+
+    is_view = True
+
+    def forward(self, a, axis=0):
+        self.axis = axis
+        out = tuple(np.moveaxis(a.data, axis, 0))
+        self.out_shapes = [o.shape for o in out]
+        return out
+
+    def backward(self, *grads):
+        return dual.stack(_fill_zeros(grads, self.out_shapes), self.axis)
+
+
+class Split(Function):
+    """Split along ``axis`` at cut points ``indices``; one node, several outputs."""
+
+    is_view = True
+
+    def forward(self, a, indices, axis=0):
+        self.axis = axis
+        out = tuple(np.split(a.data, indices, axis))
+        self.out_shapes = [o.shape for o in out]
+        return out
+
+    def backward(self, *grads):
+        return dual.concatenate(_fill_zeros(grads, self.out_shapes), self.axis)
+
+
+class Stack(Function):
+    def forward(self, *tensors, axis=0):
+        self.axis = axis
+        return np.stack([t.data for t in tensors], axis)
+
+    def backward(self, g):
+        return dual.unbind(g, self.axis)
+
+
+class Cat(Function):
+    def forward(self, *tensors, axis=0):
+        self.axis = axis
+        self.cuts = tuple(np.cumsum([t.shape[axis] for t in tensors])[:-1])
+        return np.concatenate([t.data for t in tensors], axis)
+
+    def backward(self, g):
+        return dual.split_at(g, self.cuts, self.axis)
+
+
+def _fill_zeros(grads, shapes):
+    """Outputs that received no gradient contribute zeros of their shape."""
+    like = next(g for g in grads if g is not None)
+    return [g if g is not None else dual.zeros(shape, like) for g, shape in zip(grads, shapes)]

@@ -1,0 +1,521 @@
+"""``Tensor``: a NumPy array plus what autograd needs to differentiate through it.
+
+A tensor the user creates is a *leaf* (``grad_fn is None``); a tensor produced
+by an op on inputs that require grad is a *non-leaf* whose ``grad_fn`` is that
+op's backward node.  Tensors that depend only on leaves with
+``requires_grad=False`` are not in the graph at all.
+
+>>> from diffcompare.engine import Tensor
+>>> T = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+>>> L = (1 / T).mean()
+>>> L
+tensor(0.5208333333333333, grad_fn=<MeanBackward0>)
+>>> L.backward()
+>>> T.grad
+tensor([-0.25      , -0.0625    , -0.02777778, -0.015625  ])
+
+Python numbers and lists become float64 (float32 on request); a NumPy array
+keeps its dtype and is not copied.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import grad_mode
+
+
+class _VersionCounter:
+    """Counts in-place modifications; shared by a tensor and its views."""
+
+    __slots__ = ("value",)
+
+    def __init__(self):
+        self.value = 0
+
+
+def _as_array(data, dtype=None) -> np.ndarray:
+    if isinstance(data, Tensor):
+        data = data.data
+    if isinstance(data, np.ndarray):
+        return data if dtype is None else data.astype(dtype, copy=False)
+    arr = np.asarray(data, dtype=dtype)
+    if dtype is None and arr.dtype.kind in "iu":
+        arr = arr.astype(np.float64)
+    return arr
+
+
+class Tensor:
+    """An n-dimensional array that records the ops applied to it for backward."""
+
+    __slots__ = ("data", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc",
+                 "_retains_grad", "_accum_ref", "_hooks", "__weakref__")
+    __array_ufunc__ = None   # make `ndarray * Tensor` call Tensor.__rmul__
+
+    def __init__(self, data, requires_grad: bool = False, dtype=None):
+        self.data = _as_array(data, dtype)
+        self.grad_fn = None
+        self.output_nr = 0
+        self._grad = None
+        self._vc = None
+        self._retains_grad = False
+        self._accum_ref = None
+        self._hooks = None
+        self._requires_grad = False
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _make(cls, data, requires_grad, grad_fn, output_nr, vc):
+        """Fast constructor used by ops (no validation)."""
+        t = object.__new__(cls)
+        t.data = data if type(data) is np.ndarray else np.asarray(data)
+        t._requires_grad = requires_grad
+        t.grad_fn = grad_fn
+        t.output_nr = output_nr
+        t._grad = None
+        t._vc = vc
+        t._retains_grad = False
+        t._accum_ref = None
+        t._hooks = None
+        return t
+
+    # --- autograd attributes ----------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool):
+        value = bool(value)
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you "
+                    "want to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
+            return
+        if value and self.data.dtype.kind != "f":
+            raise RuntimeError(
+                "Only Tensors of floating point dtype can require gradients "
+                f"(this one is {self.data.dtype}). Convert it first, e.g. "
+                "Tensor(data, dtype=np.float64, requires_grad=True)."
+            )
+        self._requires_grad = value
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad and self._grad is None:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                "accessed. Its .grad attribute won't be populated during "
+                "autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            value = value if isinstance(value, Tensor) else Tensor(value, dtype=self.dtype)
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has shape {value.shape} but the tensor has shape "
+                    f"{self.shape}; a gradient must have the tensor's shape."
+                )
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        return 0 if self._vc is None else self._vc.value
+
+    def _vc_or_new(self) -> _VersionCounter:
+        vc = self._vc
+        if vc is None:
+            vc = self._vc = _VersionCounter()
+        return vc
+
+    def _bump_version(self):
+        self._vc_or_new().value += 1
+
+    def _edge(self):
+        """The (node, input_nr) an op records for this input."""
+        if not self._requires_grad:
+            return (None, 0)
+        if self.grad_fn is not None:
+            return (self.grad_fn, self.output_nr)
+        return (accumulator_of(self), 0)
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf's gradient in ``.grad`` after backward (no-op on leaves)."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is not None and not self._retains_grad:
+            self._retains_grad = True
+            _register_on_node(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned
+        tensor replaces the gradient.  Returns a handle with ``remove()``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._hooks is None:
+            self._hooks = []
+            if self.grad_fn is not None:
+                _register_on_node(self)
+        self._hooks.append(hook)
+        return _HookHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into each leaf's ``.grad``.
+
+        ``gradient`` is the vector of the vector-Jacobian product: required
+        when ``self`` is not a scalar, it weights each element's derivative
+        (``y.backward(v)`` gives ``leaf.grad = v @ dy/dleaf``).
+        """
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self) -> "Tensor":
+        """A new leaf sharing this tensor's data (and version counter), outside the graph."""
+        return Tensor._make(self.data, False, None, 0, self._vc_or_new())
+
+    def detach_(self) -> "Tensor":
+        self.grad_fn = None
+        self.output_nr = 0
+        self._requires_grad = False
+        return self
+
+    def clone(self) -> "Tensor":
+        return _ops.clone(self)
+
+    # --- array facts --------------------------------------------------------------
+    @property
+    def shape(self) -> tuple:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    def numel(self) -> int:
+        return self.data.size
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def nbytes(self) -> int:
+        return self.data.nbytes
+
+    def __len__(self):
+        return len(self.data)
+
+    def __iter__(self):
+        return iter(self.unbind(0))
+
+    def item(self) -> float:
+        return self.data.item()
+
+    def tolist(self):
+        return self.data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
+            )
+        return self.data
+
+    def __array__(self, dtype=None, copy=None):
+        return self.numpy() if dtype is None else self.numpy().astype(dtype)
+
+    def __array_namespace__(self, api_version=None):
+        from . import array_api
+
+        return array_api
+
+    def __float__(self):
+        return float(self.data)
+
+    def __bool__(self):
+        return bool(self.data)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        body = np.array2string(self.data, separator=", ", prefix="tensor(")
+        extra = ""
+        if self.data.dtype != np.float64 and self.data.dtype.kind == "f":
+            extra += f", dtype={self.data.dtype}"
+        if self.grad_fn is not None:
+            extra += f", grad_fn=<{self.grad_fn.name()}>"
+        elif self._requires_grad:
+            extra += ", requires_grad=True"
+        return f"tensor({body}{extra})"
+
+    # --- arithmetic (the hot path: no wrappers in between) -------------------------
+    def __add__(self, other):
+        return _ops.Add.apply(self, other if type(other) is Tensor else _const(other, self))
+
+    def __radd__(self, other):
+        return _ops.Add.apply(_const(other, self), self)
+
+    def __sub__(self, other):
+        return _ops.Sub.apply(self, other if type(other) is Tensor else _const(other, self))
+
+    def __rsub__(self, other):
+        return _ops.Sub.apply(_const(other, self), self)
+
+    def __mul__(self, other):
+        return _ops.Mul.apply(self, other if type(other) is Tensor else _const(other, self))
+
+    def __rmul__(self, other):
+        return _ops.Mul.apply(_const(other, self), self)
+
+    def __truediv__(self, other):
+        return _ops.Div.apply(self, other if type(other) is Tensor else _const(other, self))
+
+    def __rtruediv__(self, other):
+        return _ops.Div.apply(_const(other, self), self)
+
+    def __pow__(self, other):
+        return _ops.Pow.apply(self, other if type(other) is Tensor else _const(other, self))
+
+    def __rpow__(self, other):
+        return _ops.Pow.apply(_const(other, self), self)
+
+    def __matmul__(self, other):
+        return _ops.MatMul.apply(self, other if type(other) is Tensor else _const(other, self))
+
+    def __rmatmul__(self, other):
+        return _ops.MatMul.apply(_const(other, self), self)
+
+    def __neg__(self):
+        return _ops.Neg.apply(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.Abs.apply(self)
+
+    # comparisons give boolean tensors outside the graph
+    def __lt__(self, other):
+        return Tensor._make(self.data < _data(other), False, None, 0, None)
+
+    def __le__(self, other):
+        return Tensor._make(self.data <= _data(other), False, None, 0, None)
+
+    def __gt__(self, other):
+        return Tensor._make(self.data > _data(other), False, None, 0, None)
+
+    def __ge__(self, other):
+        return Tensor._make(self.data >= _data(other), False, None, 0, None)
+
+    def __eq__(self, other):
+        return Tensor._make(self.data == _data(other), False, None, 0, None)
+
+    def __ne__(self, other):
+        return Tensor._make(self.data != _data(other), False, None, 0, None)
+
+    # --- indexing -------------------------------------------------------------------
+    def __getitem__(self, key):
+        return _ops.index(self, key)
+
+    def __setitem__(self, key, value):
+        _ops.index_put_(self, key, value)
+
+    # --- in-place ops: bump the version counter -------------------------------------
+    def __iadd__(self, other):
+        return _ops.inplace(self, _ops.Add, other)
+
+    def __isub__(self, other):
+        return _ops.inplace(self, _ops.Sub, other)
+
+    def __imul__(self, other):
+        return _ops.inplace(self, _ops.Mul, other)
+
+    def __itruediv__(self, other):
+        return _ops.inplace(self, _ops.Div, other)
+
+    def add_(self, other):
+        return _ops.inplace(self, _ops.Add, other)
+
+    def sub_(self, other):
+        return _ops.inplace(self, _ops.Sub, other)
+
+    def mul_(self, other):
+        return _ops.inplace(self, _ops.Mul, other)
+
+    def div_(self, other):
+        return _ops.inplace(self, _ops.Div, other)
+
+    def zero_(self):
+        return _ops.inplace(self, _ops.Mul, 0.0)
+
+    # --- methods mirroring the functions of ops (NumPy and PyTorch spellings) --------
+    def exp(self):
+        return _ops.Exp.apply(self)
+
+    def log(self):
+        return _ops.Log.apply(self)
+
+    def sqrt(self):
+        return _ops.Sqrt.apply(self)
+
+    def sin(self):
+        return _ops.Sin.apply(self)
+
+    def cos(self):
+        return _ops.Cos.apply(self)
+
+    def tanh(self):
+        return _ops.Tanh.apply(self)
+
+    def sigmoid(self):
+        return _ops.Sigmoid.apply(self)
+
+    def relu(self):
+        return _ops.Relu.apply(self)
+
+    def abs(self):
+        return _ops.Abs.apply(self)
+
+    def pow(self, exponent):
+        return self.__pow__(exponent)
+
+    def matmul(self, other):
+        return self.__matmul__(other)
+
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _ops.sum(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
+
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _ops.mean(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
+
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _ops.max(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
+
+    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        return _ops.min(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
+
+    def softmax(self, axis=-1):
+        return _ops.softmax(self, axis)
+
+    def log_softmax(self, axis=-1):
+        return _ops.log_softmax(self, axis)
+
+    def logsumexp(self, axis=None, keepdims=False):
+        return _ops.logsumexp(self, axis, keepdims)
+
+    def reshape(self, *shape):
+        return _ops.reshape(self, shape[0] if len(shape) == 1 else shape)
+
+    view = reshape
+
+    def flatten(self):
+        return _ops.reshape(self, (-1,))
+
+    def unsqueeze(self, dim):
+        return _ops.expand_dims(self, dim)
+
+    def squeeze(self, dim=None):
+        return _ops.squeeze(self, dim)
+
+    def transpose(self, *axes):
+        """``t.transpose(d0, d1)`` swaps two dims (PyTorch); ``t.transpose()`` reverses them."""
+        if len(axes) == 2:
+            return _ops.swapaxes(self, axes[0], axes[1])
+        return _ops.permute(self, axes[0] if len(axes) == 1 else (axes or None))
+
+    def permute(self, *dims):
+        return _ops.permute(self, dims[0] if len(dims) == 1 else dims)
+
+    def swapaxes(self, axis1, axis2):
+        return _ops.swapaxes(self, axis1, axis2)
+
+    def t(self):
+        return _ops.permute(self, None)
+
+    @property
+    def T(self):
+        return _ops.permute(self, None)
+
+    @property
+    def mT(self):
+        return _ops.swapaxes(self, -1, -2)
+
+    def broadcast_to(self, shape):
+        return _ops.broadcast_to(self, shape)
+
+    def unbind(self, dim=0):
+        return _ops.unbind(self, dim)
+
+    def split(self, split_size_or_sections, dim=0):
+        return _ops.split(self, split_size_or_sections, dim)
+
+    def astype(self, dtype):
+        return _ops.astype(self, dtype)
+
+
+class _HookHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+def _register_on_node(t: Tensor) -> None:
+    """Let t's grad_fn find t when its gradient arrives (retain_grad, hooks)."""
+    import weakref
+
+    node = t.grad_fn
+    if node._hooked is None:
+        node._hooked = []
+    node._hooked.append((t.output_nr, weakref.ref(t)))
+
+
+def _const(value, like: Tensor) -> Tensor:
+    """A constant operand; Python numbers take the other operand's float dtype."""
+    if isinstance(value, np.ndarray):
+        return Tensor._make(value, False, None, 0, None)
+    dtype = like.data.dtype if like.data.dtype.kind == "f" else None
+    return Tensor._make(np.asarray(value, dtype=dtype), False, None, 0, None)
+
+
+def _data(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
+    """Create a leaf tensor (a copy of ``data``), like ``torch.tensor``."""
+    return Tensor(np.array(_as_array(data, dtype)), requires_grad=requires_grad)
+
+
+# Bottom imports: these modules use Tensor at import time.
+from .function import accumulator_of  # noqa: E402
+from . import ops as _ops  # noqa: E402
