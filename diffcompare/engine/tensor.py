@@ -9,7 +9,7 @@ op's backward node.  Tensors that depend only on leaves with
 >>> T = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
 >>> L = (1 / T).mean()
 >>> L
-tensor(0.5208333333333333, grad_fn=<MeanBackward0>)
+tensor(0.52083333, grad_fn=<MeanBackward0>)
 >>> L.backward()
 >>> T.grad
 tensor([-0.25      , -0.0625    , -0.02777778, -0.015625  ])
@@ -307,10 +307,10 @@ class Tensor:
         return _ops.Pow.apply(_const(other, self), self)
 
     def __matmul__(self, other):
-        return _ops.MatMul.apply(self, other if type(other) is Tensor else _const(other, self))
+        return _ops.Matmul.apply(self, other if type(other) is Tensor else _const(other, self))
 
     def __rmatmul__(self, other):
-        return _ops.MatMul.apply(_const(other, self), self)
+        return _ops.Matmul.apply(_const(other, self), self)
 
     def __neg__(self):
         return _ops.Neg.apply(self)
