@@ -130,7 +130,7 @@ def _roots(tensors, grad_tensors, create_graph):
                     f"shape {t.shape}: pass gradient= (a tensor of that shape; it weights each "
                     "element in the vector-Jacobian product), or reduce it, e.g. y.sum().backward()."
                 )
-            g = np.ones_like(t.data)
+            g = np.array(1, dtype=t.data.dtype).reshape(t.shape)
         else:
             g_data = g.data if isinstance(g, Tensor) else np.asarray(g)
             if g_data.shape != t.shape:
@@ -242,7 +242,7 @@ def _execute(roots, retain_graph, create_graph, captures):
                         g = _call_hooks(hooks, g, create_graph)
                     node.accumulate(g, create_graph)
                 continue
-            if any(g is not None for g in grads):
+            if grads[0] is not None or any(g is not None for g in grads):
                 input_grads = node.run_backward(grads, create_graph)
                 if not retain_graph:
                     node.release()

@@ -27,7 +27,7 @@ import weakref
 
 import numpy as np
 
-from . import grad_mode
+from .grad_mode import _state as _grad_state
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -82,13 +82,18 @@ class SavedTensor:
 
     def __init__(self, tensor, node, is_output=False):
         self.data = tensor.data
-        self.version = tensor._version
-        self.is_output = is_output
         self._node = node
-        # A node's own output is not kept as a Tensor (that would be a
-        # reference cycle output -> grad_fn -> output); it is rebuilt on unpack.
-        self.tensor = None if is_output else tensor
-        self._vc = tensor._vc_or_new() if is_output else None
+        self.is_output = is_output
+        if is_output:
+            # A node's own output is not kept as a Tensor (that would be a
+            # reference cycle output -> grad_fn -> output); it is rebuilt on unpack.
+            self.tensor = None
+            self._vc = tensor._vc_or_new()
+            self.version = self._vc.value
+        else:
+            self.tensor = tensor
+            self._vc = None
+            self.version = 0 if tensor._vc is None else tensor._vc.value
 
     @property
     def shape(self):
@@ -124,8 +129,8 @@ class Function(Node):
     """Base class of differentiable ops; an instance is the op's backward node.
 
     Subclass attributes:
-      ``broadcasts``: gradients are summed back to each input's shape (NumPy
-        broadcasting), in one place, after ``backward`` - ops don't do it themselves.
+      ``broadcasts``: (binary ops) gradients are summed back to each input's shape
+        (NumPy broadcasting), in one place, after ``backward`` - ops don't do it themselves.
       ``saves_result``: the op's own output is saved (``exp``, ``tanh``...) and
         comes last in ``saved_tensors``.
       ``is_view``: the output shares memory with input 0 and so shares its
@@ -139,6 +144,7 @@ class Function(Node):
     _saved = None          # dict name -> SavedTensor, or None when nothing saved
     _released = False
     _as_tensor = False     # set by the engine: unpack saved tensors as Tensors (create_graph)
+    _input_shapes = None   # set for broadcasting ops whose inputs' shapes differ from the output
     needs_input_grad: tuple = ()
 
     def name(self) -> str:
@@ -179,10 +185,11 @@ class Function(Node):
         as_tensor = self._as_tensor
         return tuple(s.unpack(as_tensor) for s in self._saved.values())
 
-    def saved_by_name(self) -> dict:
-        """``saved_tensors`` as a dict keyed by the names given to ``save_for_backward``."""
-        values = self.saved_tensors
-        return dict(zip(self._saved, values)) if values else {}
+    def saved_value(self, name: str):
+        """One saved tensor by name: an array, or a Tensor during a create_graph backward."""
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        return self._saved[name].unpack(self._as_tensor)
 
     @property
     def saved(self) -> dict:
@@ -202,31 +209,27 @@ class Function(Node):
     def apply(cls, *inputs, **params):
         """Run the op on Tensors ``inputs`` and record it if any input requires grad."""
         node = cls()
-        requires_grad = False
-        if grad_mode.is_grad_enabled():
-            for t in inputs:
-                if t._requires_grad:
-                    requires_grad = True
-                    break
-        if requires_grad:
-            node.needs_input_grad = tuple(t._requires_grad for t in inputs)
+        needs = tuple(map(_requires_grad_of, inputs)) if _grad_state.enabled else ()
+        recording = True in needs
+        if recording:
+            node.needs_input_grad = needs
         out = node.forward(*inputs, **params)
-        make = _tensor.Tensor._make
-        if not requires_grad:
-            if cls.is_view:
-                return make(out, False, None, 0, inputs[0]._vc_or_new())
+        make = _make_tensor
+        vc = inputs[0]._vc_or_new() if cls.is_view else None
+        if not recording:
             if type(out) is tuple:
-                return tuple(make(o, False, None, 0, None) for o in out)
-            return make(out, False, None, 0, None)
+                return tuple([make(o, False, None, 0, vc) for o in out])
+            return make(out, False, None, 0, vc)
 
-        node.next_functions = tuple(t._edge() for t in inputs)
-        if cls.broadcasts:
-            node._input_shapes = tuple(t.data.shape for t in inputs)
+        node.next_functions = tuple(map(_edge_of, inputs))
         if type(out) is tuple:
             node.num_outputs = len(out)
-            vc = inputs[0]._vc_or_new() if cls.is_view else None
-            return tuple(make(o, True, node, i, vc) for i, o in enumerate(out))
-        result = make(out, True, node, 0, inputs[0]._vc_or_new() if cls.is_view else None)
+            return tuple([make(o, True, node, i, vc) for i, o in enumerate(out)])
+        if cls.broadcasts:   # binary ops: remember the shapes if a gradient must be summed back
+            a_shape, b_shape = inputs[0].data.shape, inputs[1].data.shape
+            if a_shape != out.shape or b_shape != out.shape:
+                node._input_shapes = (a_shape, b_shape)
+        result = make(out, True, node, 0, vc)
         if cls.saves_result:
             if node._saved is None:
                 node._saved = {}
@@ -241,12 +244,12 @@ class Function(Node):
         out = self.backward(*grads)
         if type(out) is not tuple:
             out = (out,)
-        if self.broadcasts:
-            out = tuple(
+        if self._input_shapes is not None:
+            out = tuple([
                 None if g is None or not need
                 else g if g.shape == shape else _dual.sum_to(g, shape)
                 for g, shape, need in zip(out, self._input_shapes, self.needs_input_grad)
-            )
+            ])
         return out
 
 
@@ -282,6 +285,24 @@ class AccumulateGrad(Node):
             np.add(old.data, grad, out=old.data, casting="unsafe")
 
 
+def _requires_grad_of(t) -> bool:
+    return t._requires_grad
+
+
+def _edge_of(t) -> tuple:
+    """The (node, input_nr) an op records for input ``t``."""
+    if not t._requires_grad:
+        return _NO_EDGE
+    if t.grad_fn is not None:
+        return (t.grad_fn, t.output_nr)
+    ref = t._accum_ref
+    acc = ref() if ref is not None else None
+    return (acc if acc is not None else accumulator_of(t), 0)
+
+
+_NO_EDGE = (None, 0)
+
+
 def accumulator_of(leaf) -> AccumulateGrad:
     """The leaf's AccumulateGrad node, created on first use and shared while the graph lives."""
     ref = leaf._accum_ref
@@ -294,4 +315,5 @@ def accumulator_of(leaf) -> AccumulateGrad:
 
 # Bottom imports: these modules import this one at their top.
 from . import tensor as _tensor  # noqa: E402
+_make_tensor = _tensor.Tensor._make
 from .ops import dual as _dual  # noqa: E402

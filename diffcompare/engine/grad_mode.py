@@ -15,12 +15,16 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+class _State(threading.local):
+    enabled = True   # the default in every thread
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when new operations are recorded for backward."""
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def set_grad_enabled(mode: bool) -> None:

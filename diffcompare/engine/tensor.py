@@ -152,11 +152,7 @@ class Tensor:
 
     def _edge(self):
         """The (node, input_nr) an op records for this input."""
-        if not self._requires_grad:
-            return (None, 0)
-        if self.grad_fn is not None:
-            return (self.grad_fn, self.output_nr)
-        return (accumulator_of(self), 0)
+        return _edge_of(self)
 
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in ``.grad`` after backward (no-op on leaves)."""
@@ -517,5 +513,5 @@ def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
 
 
 # Bottom imports: these modules use Tensor at import time.
-from .function import accumulator_of  # noqa: E402
+from .function import _edge_of  # noqa: E402
 from . import ops as _ops  # noqa: E402

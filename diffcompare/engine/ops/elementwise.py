@@ -44,10 +44,9 @@ class Mul(Function):
         return a.data * b.data
 
     def backward(self, g):
-        saved = self.saved_by_name()
         need_a, need_b = self.needs_input_grad
-        return (g * saved["other"] if need_a else None,
-                g * saved["self"] if need_b else None)
+        return (g * self.saved_value("other") if need_a else None,
+                g * self.saved_value("self") if need_b else None)
 
 
 class Div(Function):
@@ -58,11 +57,10 @@ class Div(Function):
         return a.data / b.data
 
     def backward(self, g):
-        saved = self.saved_by_name()
-        b = saved["other"]
+        b = self.saved_value("other")
         need_a, need_b = self.needs_input_grad
         return (g / b if need_a else None,
-                -g * saved["self"] / (b * b) if need_b else None)
+                -g * self.saved_value("self") / (b * b) if need_b else None)
 
 
 class Neg(Function):

@@ -20,9 +20,9 @@ def _check_reduction(reduction):
 
 def _reduce(values, reduction):
     if reduction == "mean":
-        return values.mean()
+        return np.add.reduce(values, axis=None) / max(values.size, 1)
     if reduction == "sum":
-        return values.sum()
+        return np.add.reduce(values, axis=None)
     return values
 
 
@@ -66,9 +66,8 @@ class MseLoss(Function):
         return _reduce(d * d, reduction)
 
     def backward(self, g):
-        a, b = self.saved_tensors
         scale = 2.0 / self.count if self.reduction == "mean" else 2.0
-        ga = (a - b) * (g * scale)
+        ga = (self.saved_value("self") - self.saved_value("target")) * (g * scale)
         need_a, need_b = self.needs_input_grad
         return (ga if need_a else None, -ga if need_b else None)
 

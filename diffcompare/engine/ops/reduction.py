@@ -6,6 +6,8 @@ gradient evenly between the tied elements.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..function import Function
@@ -47,7 +49,7 @@ class _Reduction(Function):
 
 class Sum(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
-        return a.data.sum(axis=self._setup(a, axis, keepdims), keepdims=keepdims)
+        return np.add.reduce(a.data, axis=self._setup(a, axis, keepdims), keepdims=keepdims)
 
     def backward(self, g):
         return self._expand(g)
@@ -56,8 +58,9 @@ class Sum(_Reduction):
 class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
-        self.count = int(np.prod([a.shape[i] for i in axes])) if axes else 1
-        return a.data.mean(axis=axes, keepdims=keepdims)
+        self.count = math.prod(a.shape[i] for i in axes)
+        # add.reduce / count is what ndarray.mean does, without its Python wrapper
+        return np.add.reduce(a.data, axis=axes, keepdims=keepdims) / max(self.count, 1)
 
     def backward(self, g):
         return self._expand(g / self.count)
