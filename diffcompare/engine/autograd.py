@@ -48,7 +48,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if t.grad_fn is None:
             accumulator_of(t).accumulate(g, create_graph)
         else:
-            g = g if type(g) is Tensor else Tensor._make(np.array(g, dtype=t.dtype), False, None, 0, None)
+            g = _as_grad_of(t, g if create_graph or type(g) is Tensor else np.array(g))
             t._grad = g if t._grad is None else t._grad + g
 
 
@@ -86,7 +86,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             else:
                 result.append(None)
                 continue
-        result.append(g if type(g) is Tensor else Tensor._make(np.asarray(g), False, None, 0, None))
+        result.append(_as_grad_of(t, g))
     return tuple(result)
 
 
@@ -148,6 +148,13 @@ def _roots(tensors, grad_tensors, create_graph):
         node, nr = t._edge()
         roots.append((node, nr, g))
     return roots
+
+
+def _as_grad_of(t, g) -> Tensor:
+    """``g`` as a Tensor of ``t``'s dtype (type promotion upstream may have widened it)."""
+    if type(g) is Tensor:
+        return g if g.dtype == t.dtype else g.astype(t.dtype)
+    return Tensor._make(np.asarray(g, dtype=t.dtype), False, None, 0, None)
 
 
 def _capture_keys(inputs):

@@ -48,6 +48,7 @@ class Node:
     """
 
     num_outputs = 1
+    is_view = False
     next_functions: tuple = ()
     _hooked = None   # [(output_nr, weakref to tensor)] for retain_grad / hooks on outputs
 

@@ -66,7 +66,7 @@ def jvp(func, inputs, v, allow_unused: bool = False):
     is ``J v``.  Costs two reverse passes.
     """
     xs, single = _leaves(inputs)
-    vs = _as_tuple_of_arrays(v, len(xs))
+    vs = _as_tuple_of_arrays(v, len(xs), single)
     with enable_grad():
         out = _call(func, xs)
         u = Tensor(np.zeros_like(out.data), requires_grad=True)
@@ -128,7 +128,7 @@ def hessian(func, inputs, allow_unused: bool = False):
 def hvp(func, inputs, v, allow_unused: bool = False):
     """``(func(*inputs), H v)`` for a scalar ``func``: two reverse passes, no Hessian formed."""
     xs, single = _leaves(inputs)
-    vs = _as_tuple_of_arrays(v, len(xs))
+    vs = _as_tuple_of_arrays(v, len(xs), single)
     with enable_grad():
         out = _call(func, xs)
         grads = _grads(out, xs, None, allow_unused, create_graph=True)
@@ -196,8 +196,9 @@ def _grads(out, xs, cotangent, allow_unused, create_graph, retain_graph=None):
                          materialize_grads=allow_unused)
 
 
-def _as_tuple_of_arrays(v, n):
-    vs = tuple(v) if isinstance(v, (tuple, list)) and n > 1 else (v,)
+def _as_tuple_of_arrays(v, n, single):
+    """Tangents in the structure of the inputs: one array, or one per input in a tuple."""
+    vs = (v,) if single else tuple(v)
     if len(vs) != n:
         raise ValueError(f"expected {n} tangent vectors (one per input), got {len(vs)}.")
     return tuple(np.asarray(vi.data if isinstance(vi, Tensor) else vi) for vi in vs)

@@ -36,6 +36,11 @@ class _GradModeContext:
 
     mode: bool
 
+    def __new__(cls, func=None):
+        # ``@no_grad`` without parentheses: decorate ``func`` straight away
+        self = super().__new__(cls)
+        return self(func) if callable(func) else self
+
     def __enter__(self):
         self._prev = is_grad_enabled()
         set_grad_enabled(self.mode)

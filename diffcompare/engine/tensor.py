@@ -20,6 +20,7 @@ keeps its dtype and is not copied.
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import numpy as np
 
@@ -486,13 +487,18 @@ class _HookHandle:
 
 
 def _register_on_node(t: Tensor) -> None:
-    """Let t's grad_fn find t when its gradient arrives (retain_grad, hooks)."""
-    import weakref
-
+    """Let t's grad_fn find t when its gradient arrives (retain_grad, hooks); once per tensor."""
     node = t.grad_fn
     if node._hooked is None:
         node._hooked = []
-    node._hooked.append((t.output_nr, weakref.ref(t)))
+    if not any(ref() is t for _, ref in node._hooked):
+        node._hooked.append((t.output_nr, weakref.ref(t)))
+
+
+def _unregister_from_node(t: Tensor) -> None:
+    node = t.grad_fn
+    if node is not None and node._hooked:
+        node._hooked = [(nr, ref) for nr, ref in node._hooked if ref() is not t]
 
 
 def _const(value, like: Tensor) -> Tensor:

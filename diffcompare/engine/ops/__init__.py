@@ -11,7 +11,8 @@ import builtins
 import numpy as np
 
 from .. import grad_mode
-from ..tensor import Tensor, _const
+from ..function import AccumulateGrad
+from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
 from .elementwise import (Abs, Add, AsType, Clone, Cos, Div, Exp, Log, Maximum, Minimum, Mul,
                           Neg, Pow, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
 from .linalg import Matmul
@@ -245,12 +246,32 @@ def index(x, key):
 
 
 def _check_inplace(t: Tensor, recording: bool):
-    if recording and t.grad_fn is None and t._requires_grad:
+    if not recording:
+        return
+    if t.grad_fn is None and t._requires_grad:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation. "
             "Do it under no_grad() (as an optimizer step does), or write it out of place: "
             "x = x + 1."
         )
+    if t.grad_fn is not None and t.grad_fn.is_view:
+        # Writing through a view would change its base behind the base's grad_fn;
+        # PyTorch rewrites the base's history for this, this engine refuses.
+        leaf = _view_base_node(t.grad_fn)
+        what = ("a view of a leaf Variable that requires grad" if isinstance(leaf, AccumulateGrad)
+                else f"a view ({t.grad_fn.name()}) of a tensor that requires grad")
+        raise RuntimeError(
+            f"{what} is being used in an in-place operation, which this engine does not "
+            "support. Modify a copy instead (v = v.clone(); v += 1), or write it out of "
+            "place (v = v + 1)."
+        )
+
+
+def _view_base_node(node):
+    """Follow a chain of view nodes back to the node that made the viewed tensor."""
+    while getattr(node, "is_view", False):
+        node = node.next_functions[0][0]
+    return node
 
 
 def _write_back(t: Tensor, result: Tensor, recording: bool):
@@ -264,7 +285,12 @@ def _write_back(t: Tensor, result: Tensor, recording: bool):
     np.copyto(t.data, result.data, casting="same_kind")
     t._bump_version()
     if recording:
+        hooked = t._retains_grad or t._hooks
+        if hooked:
+            _unregister_from_node(t)
         t.grad_fn, t.output_nr, t._requires_grad = result.grad_fn, 0, True
+        if hooked:
+            _register_on_node(t)
 
 
 def inplace(t: Tensor, op, other):

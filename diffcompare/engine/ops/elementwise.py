@@ -72,7 +72,8 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``a ** b``; the exponent's gradient ``a**b log a`` is computed only when b requires grad."""
+    """``a ** b``.  As in PyTorch and JAX, d/da is 0 where b == 0 (a**0 is constant,
+    also at a = 0) and d/db is 0 where a == 0 and b >= 0 (instead of 0 * log 0)."""
 
     broadcasts = True
     saves_result = True
@@ -83,10 +84,20 @@ class Pow(Function):
 
     def backward(self, g):
         a, b, result = self.saved_tensors
+        a_data, b_data = (t.data if dual._is_tensor(t) else t for t in (a, b))
         need_a, need_b = self.needs_input_grad
-        ga = g * b * a ** (b - 1) if need_a else None
-        gb = g * result * dual.log(a) if need_b else None
+        ga = gb = None
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if need_a:
+                ga = _zero_where_not(b_data != 0, g * b * a ** (b - 1))
+            if need_b:
+                gb = _zero_where_not((a_data != 0) | (b_data < 0), g * result * dual.log(a))
         return ga, gb
+
+
+def _zero_where_not(keep, grad):
+    """``grad`` with zeros where ``keep`` is False (no extra node when it holds everywhere)."""
+    return grad if np.all(keep) else dual.where(keep, grad)
 
 
 class Exp(Function):

@@ -92,9 +92,16 @@ class Index(Function):
 
 
 class IndexView(Index):
-    """Basic indexing (ints, slices): NumPy returns a view, so it shares the version counter."""
+    """Basic indexing (ints, slices): a NumPy view, so it shares the version counter."""
 
     is_view = True
+
+    def forward(self, a, key):
+        # x[2] is a scalar copy in NumPy; x[2, ...] is a 0-d view of the same memory
+        items = key if isinstance(key, tuple) else (key,)
+        if Ellipsis not in items:
+            key = items + (Ellipsis,)
+        return super().forward(a, key)
 
     def name(self):
         return "IndexBackward0"
@@ -140,7 +147,8 @@ class Unbind(Function):
 
     def forward(self, a, axis=0):
         self.axis = axis
-        out = tuple(np.moveaxis(a.data, axis, 0))
+        moved = np.moveaxis(a.data, axis, 0)
+        out = tuple(moved[i, ...] for i in range(len(moved)))   # views, also when 0-d
         self.out_shapes = [o.shape for o in out]
         return out
 
