@@ -377,3 +377,8 @@ def test_exp_overflow_gives_inf():
     np.testing.assert_array_equal(y.data, [np.inf, 0.0])
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.data, [np.inf, 0.0])
+
+
+def test_expand_dims_out_of_range_axis_is_an_error():
+    with pytest.raises(ValueError, match=r"axis 5 is out of bounds.*\[-3, 2\]"):
+        E.expand_dims(Tensor(np.ones((2, 3))), 5)

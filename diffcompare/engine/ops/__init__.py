@@ -165,6 +165,9 @@ def swapaxes(x, axis1, axis2):
 
 def expand_dims(x, axis):
     x = as_tensor(x)
+    if not -(x.ndim + 1) <= axis <= x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for expand_dims of a tensor of "
+                         f"dimension {x.ndim}; use an axis in [{-(x.ndim + 1)}, {x.ndim}].")
     shape = list(x.shape)
     shape.insert(axis % (x.ndim + 1), 1)
     return Reshape.apply(x, shape=tuple(shape))
