@@ -242,12 +242,11 @@ def _execute(roots, retain_graph, create_graph, captures):
                 if node not in needed or not any(n in needed for n, _ in node.next_functions):
                     continue
             if type(node) is AccumulateGrad:
-                g = grads[0]
-                if g is not None:
+                if grads[0] is not None:
                     hooks = node.variable._hooks
                     if hooks:
-                        g = _call_hooks(hooks, g, create_graph)
-                    node.accumulate(g, create_graph)
+                        grads[0] = _call_hooks(hooks, grads[0], create_graph)
+                    node.accumulate_from(grads, create_graph)
                 continue
             if grads[0] is not None or any(g is not None for g in grads):
                 input_grads = node.run_backward(grads, create_graph)
@@ -267,6 +266,8 @@ def _execute(roots, retain_graph, create_graph, captures):
                 deps[nxt] = count
                 if count == 0:
                     ready.append(nxt)
+            # Drop our references so AccumulateGrad can tell an array nobody else holds.
+            input_grads = g = grads = None
     finally:
         grad_mode.set_grad_enabled(prev_mode)
     return captured if capture_at is not None else None

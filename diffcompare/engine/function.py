@@ -23,6 +23,7 @@ differentiated again).
 """
 from __future__ import annotations
 
+import sys
 import weakref
 
 import numpy as np
@@ -119,7 +120,11 @@ class SavedTensor:
         return self.current_version != self.version
 
     def unpack(self, as_tensor: bool):
-        current = self.current_version
+        if self.is_output:
+            current = self._vc.value
+        else:
+            vc = self.tensor._vc
+            current = 0 if vc is None else vc.value
         if current != self.version:
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified "
@@ -274,7 +279,18 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
 
-    def accumulate(self, grad, create_graph):
+    def accumulate_from(self, grads: list, create_graph: bool):
+        """Take the gradient out of the engine's buffer ``grads`` and accumulate it.
+
+        Taking it out of the list leaves this method the only holder, so the
+        reference count tells whether anything else still uses the array.
+        """
+        grad = grads[0]
+        grads[0] = None
+        unshared = _is_unshared(grad)   # its own statement: no pending call holds `grad`
+        self.accumulate(grad, create_graph, _unshared=unshared)
+
+    def accumulate(self, grad, create_graph, _unshared=False):
         """Add ``grad`` (array, or Tensor in create_graph mode) into ``variable.grad``."""
         Tensor = _tensor.Tensor
         var = self.variable
@@ -286,14 +302,39 @@ class AccumulateGrad(Node):
         if type(grad) is Tensor:
             grad = grad.data
         if old is None:
-            # Always copy: the incoming array may be shared with another leaf
-            # (AddBackward passes one array to both inputs) or be a view of the
-            # caller's `gradient`; an in-place .grad.zero_() must not leak.
-            var._grad = Tensor._make(np.array(grad, dtype=var.data.dtype), False, None, 0, None)
+            # Like PyTorch, reuse the array when nothing else holds it; otherwise copy:
+            # it may be shared with another leaf (AddBackward hands one array to both
+            # inputs) or be a view of the caller's `gradient`, and an in-place
+            # .grad.zero_() must not reach those.
+            if not (_unshared and grad.dtype == var.data.dtype):
+                grad = np.array(grad, dtype=var.data.dtype)
+            var._grad = Tensor._make(grad, False, None, 0, None)
         elif old._requires_grad:
             var._grad = Tensor._make(old.data + grad, False, None, 0, None)
         else:
             np.add(old.data, grad, out=old.data, casting="unsafe")
+
+
+def _is_unshared(grad) -> bool:
+    """An ndarray that owns its memory and is referenced only by the caller's local name."""
+    return (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
+            and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT)
+
+
+def _probe_refcount() -> int:
+    # The count sys.getrefcount reports for an array held by one local name only,
+    # measured on this interpreter in the same shape as _is_unshared's caller.
+    holder = [np.empty(1)]
+    grad = holder[0]
+    holder[0] = None
+    return _count_in_callee(grad)
+
+
+def _count_in_callee(grad) -> int:
+    return sys.getrefcount(grad)
+
+
+_UNSHARED_REFCOUNT = _probe_refcount()
 
 
 def _requires_grad_of(t) -> bool:

@@ -182,9 +182,7 @@ class Tensor:
         when ``self`` is not a scalar, it weights each element's derivative
         (``y.backward(v)`` gives ``leaf.grad = v @ dy/dleaf``).
         """
-        from .autograd import backward
-
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
@@ -521,3 +519,4 @@ def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
 # Bottom imports: these modules use Tensor at import time.
 from .function import _edge_of  # noqa: E402
 from . import ops as _ops  # noqa: E402
+from . import autograd as _autograd  # noqa: E402

@@ -681,3 +681,45 @@ def test_max_and_min_reduction_ties_along_axis():
     y = Tensor([[1.0, 3.0, 1.0], [2.0, 2.0, 2.0]], requires_grad=True)
     y.min(axis=1, keepdims=True).sum().backward()
     close(y.grad, [[0.5, 0.0, 0.5], [1 / 3, 1 / 3, 1 / 3]])
+
+
+def test_grad_arrays_are_never_shared_with_other_leaves_or_the_callers_gradient():
+    """AccumulateGrad reuses an incoming array only when nothing else holds it."""
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    b = Tensor([3.0, 4.0], requires_grad=True)
+    (a + b).sum().backward()               # AddBackward0 hands one array to both leaves
+    assert not np.shares_memory(a.grad.data, b.grad.data)
+    a.grad.zero_()
+    np.testing.assert_array_equal(b.grad.data, [1.0, 1.0])
+
+    g = np.array([1.0, 1.0])
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    x.backward(g)                          # the caller's array reaches AccumulateGrad as is
+    x.grad.zero_()
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+
+    y = Tensor([1.0, 2.0], requires_grad=True)
+    y.reshape(2, 1).backward(g.reshape(2, 1))   # a view of the caller's array
+    y.grad.zero_()
+    np.testing.assert_array_equal(g, [1.0, 1.0])
+
+
+def test_a_fresh_gradient_array_is_reused_not_copied():
+    from diffcompare.engine import function
+
+    seen = []
+    original = function.AccumulateGrad.accumulate
+
+    def spy(self, grad, create_graph, _unshared=False):
+        seen.append((grad, _unshared))
+        return original(self, grad, create_graph, _unshared)
+
+    function.AccumulateGrad.accumulate = spy
+    try:
+        w = Tensor([1.0, 2.0], requires_grad=True)
+        (w * 3).sum().backward()           # MulBackward0 makes a new array for w
+    finally:
+        function.AccumulateGrad.accumulate = original
+    (grad, unshared), = seen
+    assert unshared and w.grad.data is grad
+    np.testing.assert_array_equal(w.grad.data, [3.0, 3.0])

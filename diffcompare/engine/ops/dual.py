@@ -24,6 +24,8 @@ def sum_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
     if x.shape == shape:
         return x
     lead = x.ndim - len(shape)
+    if lead == 1 and x.shape[1:] == shape:   # the common case: a bias broadcast over a batch
+        return np.add.reduce(x, axis=0)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1
     )
