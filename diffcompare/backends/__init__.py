@@ -1,0 +1,166 @@
+"""Differentiation methods behind one interface, and a checked way to run them.
+
+>>> from diffcompare import backends, problems
+>>> p = problems.get("rosenbrock")
+>>> inputs = p.inputs(4, seed=0)
+>>> g_engine = backends.compute_gradient(backends.get("engine"), p, inputs)
+>>> g_central = backends.compute_gradient(backends.get("fd-central"), p, inputs)
+>>> bool(abs(g_engine[0] - g_central[0]).max() < 1e-4)
+True
+"""
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from .base import SUPPORTED, Backend, BackendError, Prepared, Support, Unavailable, UnsupportedError
+
+# name -> (module, class): imported on first use, so a missing optional library
+# makes only that backend unavailable.
+_BACKENDS = {
+    "engine": ("diffcompare.backends.engine", "EngineBackend"),
+    "manual": ("diffcompare.backends.manual", "ManualBackend"),
+    "sympy": ("diffcompare.backends.symbolic", "SympyBackend"),
+    "sympy-cse": ("diffcompare.backends.symbolic", "SympyCseBackend"),
+    "fd-forward": ("diffcompare.backends.finite_diff", "ForwardDifference"),
+    "fd-central": ("diffcompare.backends.finite_diff", "CentralDifference"),
+    "fd-complex-step": ("diffcompare.backends.finite_diff", "ComplexStep"),
+    "fd-richardson": ("diffcompare.backends.finite_diff", "Richardson"),
+    "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
+    "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
+    "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
+}
+
+
+def names() -> list[str]:
+    return list(_BACKENDS)
+
+
+def get(name: str, **options) -> Backend:
+    """A backend instance by name (``options`` go to its constructor, e.g. ``step=1e-6``)."""
+    try:
+        module_name, class_name = _BACKENDS[name]
+    except KeyError:
+        raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
+    module = importlib.import_module(module_name)
+    return getattr(module, class_name)(**options)
+
+
+def availability() -> dict[str, Support]:
+    """For each backend: can it run on this machine ("unavailable: <reason>" if not)."""
+    return {name: get(name).available() for name in _BACKENDS}
+
+
+def capability_table(problem_list=None):
+    """A DataFrame backend x problem of 'ok' or 'unsupported: <reason>' / 'unavailable: <reason>',
+    generated from each backend's ``available`` and ``supports``."""
+    import pandas as pd
+
+    from .. import problems as _problems
+
+    problem_list = problem_list if problem_list is not None else _problems.all_problems()
+    rows = {}
+    for name in _BACKENDS:
+        backend = get(name)
+        avail = backend.available()
+        row = {}
+        for p in problem_list:
+            if not avail:
+                row[p.name] = f"unavailable: {avail.reason}"
+            else:
+                s = backend.supports(p)
+                row[p.name] = "ok" if s else f"unsupported: {s.reason}"
+        rows[name] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def compute_gradient(backend: Backend, problem, inputs, cotangent=None) -> tuple:
+    """prepare + gradient (or vjp) with every failure turned into a ``BackendError``
+    naming the problem and the backend, and the results checked (shape, finiteness)."""
+    prepared = checked_prepare(backend, problem, inputs)
+    return checked_vjp(backend, prepared, inputs, cotangent)
+
+
+def checked_prepare(backend: Backend, problem, inputs) -> Prepared:
+    avail = backend.available()
+    if not avail:
+        raise BackendError(problem.name, backend.name, f"unavailable: {avail.reason}")
+    support = backend.supports_inputs(problem, inputs)
+    if not support:
+        raise UnsupportedError(problem.name, backend.name, support.reason)
+    with _as_backend_error(problem, backend, "prepare"):
+        return backend.prepare(problem, inputs)
+
+
+def checked_vjp(backend: Backend, prepared: Prepared, inputs, cotangent=None) -> tuple:
+    problem = prepared.problem
+    if problem.vector_output and cotangent is None:
+        raise BackendError(problem.name, backend.name,
+                           "this problem has a vector output: pass its cotangent "
+                           "(problem.cotangent(size, seed)) to differentiate it.")
+    with _as_backend_error(problem, backend, "gradient"):
+        grads = backend.vjp(prepared, inputs, cotangent)
+    return check_gradients(problem, backend, inputs, grads)
+
+
+def checked_function(backend: Backend, prepared: Prepared, inputs):
+    problem = prepared.problem
+    with _as_backend_error(problem, backend, "function"):
+        value = np.asarray(backend.function(prepared, inputs))
+    if not problem.vector_output and value.size != 1:
+        raise BackendError(problem.name, backend.name,
+                           f"the function returned shape {value.shape} where a scalar is needed; "
+                           "reduce it (e.g. xp.sum) or tag the problem 'vector-output' with a cotangent.")
+    if not np.all(np.isfinite(value)):
+        raise BackendError(problem.name, backend.name,
+                           f"the function value is not finite ({_first_bad(value)}).")
+    return value
+
+
+def check_gradients(problem, backend, inputs, grads) -> tuple:
+    if not isinstance(grads, tuple) or len(grads) != len(problem.wrt):
+        raise BackendError(problem.name, backend.name,
+                           f"expected {len(problem.wrt)} gradient arrays (one per differentiated "
+                           f"argument), got {len(grads) if isinstance(grads, tuple) else type(grads).__name__}.")
+    for i, g in zip(problem.wrt, grads):
+        expected = np.shape(inputs[i])
+        if np.shape(g) != expected:
+            raise BackendError(problem.name, backend.name,
+                               f"the gradient for argument {i} has shape {np.shape(g)}, "
+                               f"expected {expected} (the argument's shape).")
+        if not np.all(np.isfinite(g)):
+            raise BackendError(problem.name, backend.name,
+                               f"the gradient for argument {i} is not finite ({_first_bad(g)}).")
+    return grads
+
+
+def _first_bad(a) -> str:
+    a = np.asarray(a)
+    bad = np.argwhere(~np.isfinite(a))
+    where = tuple(int(i) for i in bad[0]) if a.ndim else ()
+    return f"{a[where] if a.ndim else a} at index {where}, {len(bad)} of {a.size} elements"
+
+
+class _as_backend_error:
+    """Context manager: any exception in a backend call becomes a BackendError."""
+
+    def __init__(self, problem, backend, phase):
+        self.problem, self.backend, self.phase = problem, backend, phase
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc is None or isinstance(exc, BackendError):
+            return False
+        if isinstance(exc, (KeyboardInterrupt, SystemExit, MemoryError)):
+            return False
+        raise BackendError(self.problem.name, self.backend.name,
+                           f"{self.phase} failed: {type(exc).__name__}: {exc}") from exc
+
+
+__all__ = ["Backend", "BackendError", "Prepared", "Support", "SUPPORTED", "Unavailable",
+           "UnsupportedError",
+           "names", "get", "availability", "capability_table", "compute_gradient",
+           "checked_prepare", "checked_vjp", "checked_function", "check_gradients"]

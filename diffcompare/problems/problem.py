@@ -1,0 +1,95 @@
+"""``Problem``: one function to differentiate, defined once for every method.
+
+``fn(xp, *args)`` is written against an array namespace ``xp`` with NumPy's
+function names, so the same code runs on NumPy (finite differences),
+``jax.numpy``, the engine's namespace and SymPy's (``diffcompare.problems.symbolic``).
+``make_inputs(size, seed)`` returns the float64 arguments; ``wrt`` says which
+of them are differentiated.  A vector-valued ``fn`` is differentiated through a
+vector-Jacobian product with the cotangent from ``make_cotangent`` (seed 002's
+``y.backward(gradient)``).
+
+>>> import numpy as np
+>>> p = Problem(
+...     name="square_sum",
+...     fn=lambda xp, x: xp.sum(x * x),
+...     make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
+...     description="sum of squares",
+... )
+>>> x, = p.inputs(3, seed=0)
+>>> float(p.evaluate(np, x)) == float(np.sum(x * x))
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable
+
+import numpy as np
+
+TAGS = frozenset({"smooth", "nonsmooth", "vector-output", "loop", "seed", "matrix",
+                  "not-complex-analytic"})
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    name: str
+    fn: Callable                       # fn(xp, *args) -> scalar (or array if vector-output)
+    make_inputs: Callable              # (size, seed) -> tuple of float64 arrays
+    description: str
+    wrt: tuple = (0,)                  # indices of the differentiated arguments
+    sizes: tuple = (1, 4, 16)          # default size sweep (meaning is per problem)
+    tags: frozenset = frozenset({"smooth"})
+    make_cotangent: Callable | None = None   # (size, seed) -> array, for vector outputs
+    size_meaning: str = "n"            # what `size` counts, for tables ("n", "batch", "k steps")
+
+    def __post_init__(self):
+        if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
+            raise ValueError(f"problem name {self.name!r} must be letters, digits, '_' or '-'.")
+        unknown = set(self.tags) - TAGS
+        if unknown:
+            raise ValueError(f"problem {self.name!r}: unknown tags {sorted(unknown)}; use {sorted(TAGS)}.")
+        object.__setattr__(self, "tags", frozenset(self.tags))
+        object.__setattr__(self, "wrt", tuple(self.wrt))
+        if self.vector_output and self.make_cotangent is None:
+            raise ValueError(f"problem {self.name!r} is tagged vector-output: give make_cotangent.")
+
+    @property
+    def vector_output(self) -> bool:
+        return "vector-output" in self.tags
+
+    @property
+    def smooth(self) -> bool:
+        return "nonsmooth" not in self.tags
+
+    @property
+    def complex_analytic(self) -> bool:
+        """Whether the complex-step method applies (no abs, max, comparisons)."""
+        return self.smooth and "not-complex-analytic" not in self.tags
+
+    def inputs(self, size: int, seed: int = 0) -> tuple:
+        """The problem's arguments at ``size``, as float64 arrays (checked)."""
+        args = self.make_inputs(size, seed)
+        if not isinstance(args, tuple):
+            raise TypeError(f"problem {self.name!r}: make_inputs must return a tuple of arrays, "
+                            f"got {type(args).__name__}.")
+        out = []
+        for i, a in enumerate(args):
+            a = np.asarray(a)
+            if a.dtype.kind not in "fiu":
+                raise TypeError(f"problem {self.name!r}: input {i} has dtype {a.dtype}; "
+                                "inputs must be real numbers.")
+            out.append(a.astype(np.float64) if i in self.wrt else a)
+        return tuple(out)
+
+    def cotangent(self, size: int, seed: int = 0):
+        """The output weights for a vector-output problem, else ``None`` (scalar output: 1)."""
+        return None if self.make_cotangent is None else np.asarray(self.make_cotangent(size, seed),
+                                                                    dtype=np.float64)
+
+    def evaluate(self, xp, *args):
+        return self.fn(xp, *args)
+
+    def n_inputs(self, size: int, seed: int = 0) -> int:
+        """Number of differentiated scalars at ``size``."""
+        args = self.inputs(size, seed)
+        return int(sum(np.size(args[i]) for i in self.wrt))
