@@ -21,33 +21,30 @@ class EngineBackend(Backend):
 
     def prepare(self, problem, inputs) -> Prepared:
         # Nothing to derive or compile: the graph is recorded anew on every call.
-        constants = [a if i in problem.wrt else Tensor(a) for i, a in enumerate(inputs)]
-        return Prepared(problem, state=constants)
+        return Prepared(problem)
 
-    def _func(self, prepared):
+    def _func(self, prepared, inputs):
         problem = prepared.problem
+        constants = [Tensor(a) for a in inputs]   # non-differentiated arguments
 
         def func(*wrt_tensors):
             prepared.evaluations += 1
-            return problem.fn(array_api, *substitute(problem, prepared.state, wrt_tensors))
+            return problem.fn(array_api, *substitute(problem, constants, wrt_tensors))
 
         return func
 
     def vjp(self, prepared, inputs, cotangent=None):
         wrt = tuple(inputs[i] for i in prepared.problem.wrt)
-        _, grads = functional.vjp(self._func(prepared), wrt, cotangent)
+        _, grads = functional.vjp(self._func(prepared, inputs), wrt, cotangent)
         return as_float64_arrays(grads)
 
     def function(self, prepared, inputs):
-        problem = prepared.problem
         with no_grad():
-            prepared.evaluations += 1
-            args = substitute(problem, prepared.state, [Tensor(inputs[i]) for i in problem.wrt])
-            return np.asarray(problem.fn(array_api, *args).data)
+            return np.asarray(self._func(prepared, inputs)(*(Tensor(inputs[i]) for i in prepared.problem.wrt)).data)
 
     def hvp(self, prepared, inputs, v):
         wrt = tuple(inputs[i] for i in prepared.problem.wrt)
-        _, hv = functional.hvp(self._func(prepared), wrt, tuple(v))
+        _, hv = functional.hvp(self._func(prepared, inputs), wrt, tuple(v))
         return as_float64_arrays(hv)
 
     def graph_stats(self, prepared, inputs) -> dict:
@@ -56,6 +53,6 @@ class EngineBackend(Backend):
 
         problem = prepared.problem
         wrt = [Tensor(inputs[i], requires_grad=True) for i in problem.wrt]
-        out = problem.fn(array_api, *substitute(problem, prepared.state, wrt))
+        out = problem.fn(array_api, *substitute(problem, [Tensor(a) for a in inputs], wrt))
         summary = graph.summarize(out)
         return {"nodes": summary.node_count, "saved_bytes": summary.total_saved_bytes}

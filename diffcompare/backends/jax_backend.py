@@ -1,0 +1,511 @@
+"""JAX backends: ``jax-jit`` (traced, lowered and compiled once) and ``jax-eager``.
+
+The problem runs as ``problem.fn(jax.numpy, *args)`` in float64 (x64 is switched on
+explicitly), on the GPU when JAX sees one, else on the CPU.  Gradients come from
+``jax.grad`` (scalar output) or ``jax.vjp`` with the cotangent (vector output), taken
+with respect to ``problem.wrt``; the other arguments are inputs that are not
+differentiated.  Hessian-vector products are forward-over-reverse,
+``jax.jvp(jax.grad(f), ...)``.
+
+- ``jax-jit``: ``prepare`` traces, lowers and compiles the gradient (the VJP with a
+  cotangent argument for vector outputs) and the plain function ahead of time
+  (``jax.jit(f).lower(*args).compile()``), so the evaluate phase only calls the
+  compiled executables and never retraces.  ``prepared.info`` keeps the lower and
+  compile seconds and what XLA says about each executable: ``memory_analysis()``
+  (``gradient_temp_bytes``, ``gradient_argument_bytes``, ``gradient_output_bytes``,
+  ...; JAX's memory source on the CPU) and ``cost_analysis()`` (``gradient_flops``).
+  The non-differentiated arguments are arguments of the executables too; only a
+  problem that needs one of them as a Python number (``range(int(k))``) gets them
+  fixed at their ``prepare`` values (``info["constants"]`` says which).  The HVP is
+  compiled on its first call (``info["hvp_compile_seconds"]``): warm up before timing it.
+- ``jax-eager``: no ``jit``.  Every call runs the Python function again and JAX
+  dispatches it primitive by primitive (each primitive compiled once and cached).
+  ``JaxEagerBackend(disable_jit=True)`` also runs the jitted insides of
+  ``jax.numpy`` op by op.
+
+Inputs are placed on the device once, in ``prepare``; later calls with the *same
+array objects* reuse those device copies (so the evaluate phase times the
+computation and the copy of the result back to NumPy, not the upload), other
+arrays are uploaded on each call.  Do not modify the input arrays in place between
+calls.
+
+The module imports without JAX; ``available()`` says how to install it.
+
+>>> from diffcompare import backends
+>>> b = backends.get("jax-jit")
+>>> b.family
+'jax'
+>>> bool(b.available()) or b.available().reason.startswith("jax is not installed")
+True
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Any
+
+import numpy as np
+
+from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays
+
+INSTALL_HINT = "jax is not installed: pip install 'diffcompare[jax]'"
+
+# Concretization errors: the function needs a concrete value (a Python number,
+# bool or NumPy array) of something that jit traces.
+_CONCRETE_ERRORS = ("ConcretizationTypeError", "TracerIntegerConversionError",
+                    "TracerArrayConversionError")
+
+
+# --- JAX setup ------------------------------------------------------------------------
+
+def _import_jax():
+    """``jax`` with float64 switched on (``Unavailable`` if it cannot be imported)."""
+    try:
+        import jax
+        import jax.numpy  # noqa: F401
+    except ImportError as exc:
+        raise Unavailable(f"{INSTALL_HINT} ({exc})") from exc
+    enable_x64(jax)
+    return jax
+
+
+def enable_x64(jax) -> None:
+    """Switch JAX to 64-bit types and check that it took effect."""
+    if not jax.config.read("jax_enable_x64"):
+        jax.config.update("jax_enable_x64", True)
+    dtype = jax.numpy.zeros(1, dtype=np.float64).dtype
+    if dtype != np.float64:
+        raise RuntimeError(
+            f"could not enable float64 in JAX (an array asked for as float64 came out {dtype}): "
+            "set JAX_ENABLE_X64=1 in the environment before Python starts, and do not run "
+            "inside jax.experimental.disable_x64().")
+
+
+def _gpu_devices(jax) -> list:
+    try:
+        return list(jax.devices("gpu"))
+    except RuntimeError:       # "Unknown backend: 'gpu' requested ..."
+        return []
+
+
+def pick_device(jax, which: str | None = None):
+    """The device to run on: ``which`` = "gpu", "cpu", or None for the GPU when there is one."""
+    if which not in (None, "cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu', 'gpu' or None (automatic), not {which!r}.")
+    if which in (None, "gpu"):
+        gpus = _gpu_devices(jax)
+        if gpus:
+            return gpus[0]
+        if which == "gpu":
+            raise Unavailable(f"no GPU visible to JAX (its default backend is "
+                              f"{jax.default_backend()!r}); install jax[cuda12] on a GPU machine.")
+    return jax.devices("cpu")[0]
+
+
+def describe_device(device) -> str:
+    """``"<platform>: <device kind>"``, e.g. ``"cpu: cpu"`` or ``"gpu: NVIDIA H100 80GB HBM3"``."""
+    return f"{device.platform}: {device.device_kind}"
+
+
+def jax_device_memory_stats(device=None) -> dict | None:
+    """``device.memory_stats()`` of a GPU (``bytes_in_use``, ``peak_bytes_in_use``, ...),
+    or None on the CPU, where JAX keeps no such statistics (use the compiled
+    executable's ``memory_analysis()`` there) and when JAX is missing.
+
+    ``device`` defaults to the one the backends pick (the first GPU if any).
+    ``peak_bytes_in_use`` is a high-water mark since the process started: compare
+    it before and after, in a fresh process, to attribute it to one computation.
+    """
+    try:
+        import jax
+    except ImportError:
+        return None
+    device = device if device is not None else pick_device(jax)
+    if device.platform == "cpu":
+        return None
+    try:
+        stats = device.memory_stats()
+    except Exception:          # some plugins do not implement it
+        return None
+    return dict(stats) if stats is not None else None
+
+
+def _memory_info(compiled, prefix: str) -> dict:
+    try:
+        stats = compiled.memory_analysis()
+    except Exception:
+        return {}
+    if stats is None:
+        return {}
+    fields = {"temp": "temp_size_in_bytes", "argument": "argument_size_in_bytes",
+              "output": "output_size_in_bytes", "alias": "alias_size_in_bytes",
+              "generated_code": "generated_code_size_in_bytes"}
+    out = {}
+    for short, field in fields.items():
+        value = getattr(stats, field, None)
+        if value is not None:
+            out[f"{prefix}_{short}_bytes"] = int(value)
+    return out
+
+
+def _cost_info(compiled, prefix: str) -> dict:
+    try:
+        cost = compiled.cost_analysis()
+    except Exception:
+        return {}
+    if isinstance(cost, (list, tuple)):      # older JAX: one dict per computation
+        cost = cost[0] if cost else None
+    if not cost:
+        return {}
+    out = {}
+    for key, name in (("flops", "flops"), ("transcendentals", "transcendentals"),
+                      ("bytes accessed", "bytes_accessed")):
+        if key in cost:
+            out[f"{prefix}_{name}"] = float(cost[key])
+    return out
+
+
+def _explain(exc):
+    """A concretization error, said in the problem's terms (other errors unchanged)."""
+    if type(exc).__name__ not in _CONCRETE_ERRORS:
+        return exc
+    first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return TypeError(
+        "JAX traces the differentiated arguments (under jax.grad and jax.jit alike), so the "
+        "function cannot turn a value computed from them into a Python number, bool or NumPy "
+        "array (data-dependent Python control flow): write branches with xp.where and take loop "
+        f"counts from shapes. JAX said: {first}")
+
+
+def _raise_explained(exc):
+    explained = _explain(exc)
+    if explained is exc:
+        raise exc
+    raise explained from exc
+
+
+# --- the differentiated functions ----------------------------------------------------
+
+@dataclasses.dataclass
+class _Calls:
+    """How the problem's arguments map to the arguments of the JAX functions.
+
+    With ``static=False`` every argument is an argument of the JAX function (the
+    non-differentiated ones too, so data is an input of the executable, not a
+    constant baked into it).  With ``static=True`` only the differentiated
+    arguments are, and the others are fixed at their ``prepare`` values (needed
+    when the problem reads a concrete Python number from one of them).
+    """
+
+    problem: Any
+    static: bool
+    constants: tuple          # device arrays of all the prepare inputs
+
+    @property
+    def positions(self) -> tuple:
+        """Where the differentiated arguments sit among the call arguments."""
+        return tuple(range(len(self.problem.wrt))) if self.static else self.problem.wrt
+
+    def call_args(self, device_inputs) -> tuple:
+        return tuple(device_inputs[i] for i in self.problem.wrt) if self.static else tuple(device_inputs)
+
+    def full_args(self, call_args) -> list:
+        if not self.static:
+            return list(call_args)
+        args = list(self.constants)
+        for i, a in zip(self.problem.wrt, call_args):
+            args[i] = a
+        return args
+
+
+def _make_functions(jax, calls: _Calls):
+    """The plain function, the gradient (or VJP) and the HVP over the call arguments."""
+    jnp = jax.numpy
+    problem = calls.problem
+    positions = calls.positions
+
+    def value(*call_args):
+        out = problem.fn(jnp, *calls.full_args(call_args))
+        out = jnp.asarray(out)
+        if problem.vector_output:
+            return out
+        if out.shape != ():
+            if out.size != 1:
+                raise ValueError(
+                    f"the function returned shape {out.shape} where a scalar is needed; reduce it "
+                    "(e.g. xp.sum) or tag the problem 'vector-output' with a cotangent.")
+            out = out.reshape(())
+        return out
+
+    def of_wrt(call_args):
+        """``value`` as a function of the differentiated arguments only."""
+        def f(*wrt_values):
+            args = list(call_args)
+            for p, w in zip(positions, wrt_values):
+                args[p] = w
+            return value(*args)
+        return f
+
+    def gradient(*call_args):
+        wrt_values = [call_args[p] for p in positions]
+        return jax.grad(of_wrt(call_args), argnums=tuple(range(len(positions))))(*wrt_values)
+
+    def vjp(*call_args_and_cotangent):
+        *call_args, cotangent = call_args_and_cotangent
+        wrt_values = [call_args[p] for p in positions]
+        out, pullback = jax.vjp(of_wrt(call_args), *wrt_values)
+        return pullback(jnp.asarray(cotangent, dtype=out.dtype))
+
+    def hvp(*call_args_and_tangents):
+        call_args = call_args_and_tangents[:-len(positions)]
+        tangents = call_args_and_tangents[-len(positions):]
+        wrt_values = [call_args[p] for p in positions]
+        grad_f = jax.grad(of_wrt(call_args), argnums=tuple(range(len(positions))))
+        _, hv = jax.jvp(grad_f, tuple(wrt_values),
+                        tuple(jnp.asarray(t, dtype=w.dtype) for t, w in zip(tangents, wrt_values)))
+        return hv
+
+    return value, gradient, vjp, hvp
+
+
+@dataclasses.dataclass
+class _State:
+    jax: Any
+    device: Any
+    host_inputs: tuple        # the arrays given to prepare (compared by identity)
+    device_inputs: tuple      # their copies on the device
+    calls: _Calls
+    value: Any                # plain function (compiled for jit)
+    gradient: Any             # grad (scalar output) or vjp(*args, cotangent) (vector output)
+    hvp_fn: Any               # uncompiled HVP function
+    hvp: Any = None           # compiled HVP (jit), made on first use
+    output_shape: tuple | None = None
+    arg_specs: tuple = ()     # (shape, dtype) per call argument, for clear errors (jit)
+    cotangent: tuple = (None, None)   # (host array, device copy) of the last cotangent
+
+
+class _JaxBackend(Backend):
+    family = "jax"
+    jit = True
+    _disable_jit = False
+
+    def __init__(self, device: str | None = None):
+        """``device``: "gpu", "cpu", or None (the GPU when JAX sees one, else the CPU)."""
+        if device not in (None, "cpu", "gpu"):
+            raise ValueError(f"device must be 'cpu', 'gpu' or None (automatic), not {device!r}.")
+        self.device = device
+
+    def available(self) -> Support:
+        try:
+            import jax  # noqa: F401
+        except ImportError:
+            return Support(False, INSTALL_HINT)
+        if self.device == "gpu":
+            try:
+                pick_device(jax, "gpu")
+            except Unavailable as exc:
+                return Support(False, str(exc))
+        return SUPPORTED
+
+    # -- placing inputs ------------------------------------------------------------
+
+    @staticmethod
+    def _upload_one(jax, device, problem, i, a):
+        a = np.asarray(a)
+        if i in problem.wrt and a.dtype != np.float64:
+            a = a.astype(np.float64)
+        return jax.device_put(a, device)
+
+    def _device_inputs(self, state: _State, problem, inputs) -> tuple:
+        """The inputs on the device: prepare's copies for the same array objects, else uploaded."""
+        if len(inputs) != len(state.host_inputs):
+            raise ValueError(f"expected {len(state.host_inputs)} arguments (as given to prepare), "
+                             f"got {len(inputs)}.")
+        return tuple(dev if a is host else self._upload_one(state.jax, state.device, problem, i, a)
+                     for i, (a, host, dev) in enumerate(zip(inputs, state.host_inputs,
+                                                            state.device_inputs)))
+
+    def _device_cotangent(self, state: _State, cotangent):
+        host, dev = state.cotangent
+        if cotangent is host and dev is not None:
+            return dev
+        cot = np.asarray(cotangent, dtype=np.float64)
+        if state.output_shape is not None and cot.shape != state.output_shape:
+            raise ValueError(f"the cotangent has shape {cot.shape}; the function's output has shape "
+                             f"{state.output_shape}.")
+        dev = state.jax.device_put(cot, state.device)
+        state.cotangent = (cotangent, dev)
+        return dev
+
+    # -- the interface -------------------------------------------------------------
+
+    def prepare(self, problem, inputs) -> Prepared:
+        jax = _import_jax()
+        device = pick_device(jax, self.device)
+        inputs = tuple(inputs)
+        device_inputs = tuple(self._upload_one(jax, device, problem, i, a)
+                              for i, a in enumerate(inputs))
+        info = {"device": describe_device(device), "platform": device.platform,
+                "device_kind": device.device_kind, "jax_version": jax.__version__,
+                "mode": "jit" if self.jit else ("eager, jit disabled" if self._disable_jit else "eager"),
+                "x64": True}
+        with jax.default_device(device):
+            state = self._prepare_state(jax, device, problem, inputs, device_inputs, info)
+        return Prepared(problem, state=state, info=info)
+
+    def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
+        raise NotImplementedError
+
+    def _call(self, state: _State, fn, args):
+        jax = state.jax
+        try:
+            with jax.default_device(state.device):
+                out = fn(*args)
+        except TypeError as exc:
+            _raise_explained(exc)
+        return jax.block_until_ready(out)
+
+    def vjp(self, prepared, inputs, cotangent=None):
+        state, problem = prepared.state, prepared.problem
+        args = state.calls.call_args(self._device_inputs(state, problem, inputs))
+        if problem.vector_output:
+            if cotangent is None:
+                raise ValueError("this problem has a vector output: pass its cotangent.")
+            args = args + (self._device_cotangent(state, cotangent),)
+        elif cotangent is not None and np.size(cotangent) != 1:
+            raise ValueError(f"this problem has a scalar output; got a cotangent of shape "
+                             f"{np.shape(cotangent)}.")
+        self._check_args(state, args)
+        grads = self._call(state, state.gradient, args)
+        prepared.evaluations += 1
+        if cotangent is not None and not problem.vector_output:
+            scale = float(np.asarray(cotangent).reshape(()))
+            return tuple(np.asarray(g, dtype=np.float64) * scale for g in grads)
+        return as_float64_arrays(grads)
+
+    def function(self, prepared, inputs):
+        state = prepared.state
+        args = state.calls.call_args(self._device_inputs(state, prepared.problem, inputs))
+        self._check_args(state, args)
+        out = self._call(state, state.value, args)
+        prepared.evaluations += 1
+        return np.array(out, dtype=np.float64)
+
+    def hvp(self, prepared, inputs, v):
+        state, problem = prepared.state, prepared.problem
+        if problem.vector_output:
+            raise ValueError(f"problem {problem.name!r} has a vector output; a Hessian-vector "
+                             "product needs a scalar function.")
+        v = tuple(v)
+        if len(v) != len(problem.wrt):
+            raise ValueError(f"expected {len(problem.wrt)} tangent vectors (one per differentiated "
+                             f"argument), got {len(v)}.")
+        args = state.calls.call_args(self._device_inputs(state, problem, inputs))
+        tangents = tuple(state.jax.device_put(np.asarray(t, dtype=np.float64), state.device) for t in v)
+        hv = self._call(state, self._hvp_callable(prepared, args + tangents), args + tangents)
+        prepared.evaluations += 1
+        return as_float64_arrays(hv)
+
+    def _hvp_callable(self, prepared, args):
+        return prepared.state.hvp_fn
+
+    def _check_args(self, state, args):
+        pass
+
+
+class JaxJitBackend(_JaxBackend):
+    """JAX with ``jit``: trace, lower and compile in ``prepare``; evaluate calls the executables."""
+
+    name = "jax-jit"
+    jit = True
+
+    def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
+        has_constants = len(inputs) > len(problem.wrt)
+        try:
+            state = self._compile(jax, device, problem, inputs, device_inputs, info, static=False)
+        except TypeError as exc:
+            if not (has_constants and type(exc).__name__ in _CONCRETE_ERRORS):
+                _raise_explained(exc)
+            # The problem needs a concrete value of a non-differentiated argument
+            # (e.g. a loop count): fix those arguments at their prepare values.
+            try:
+                state = self._compile(jax, device, problem, inputs, device_inputs, info, static=True)
+            except TypeError as exc2:
+                _raise_explained(exc2)
+        info["constants"] = "fixed at prepare" if state.calls.static else "arguments"
+        info["compile_seconds"] = sum(info[f"{k}_{phase}_seconds"] for k in ("gradient", "function")
+                                      for phase in ("lower", "compile"))
+        return state
+
+    def _compile(self, jax, device, problem, inputs, device_inputs, info, static) -> _State:
+        calls = _Calls(problem, static, device_inputs)
+        value, gradient, vjp, hvp = _make_functions(jax, calls)
+        args = calls.call_args(device_inputs)
+        sharding = jax.sharding.SingleDeviceSharding(device)
+
+        output_shape = None
+        if problem.vector_output:
+            out = jax.eval_shape(value, *args)
+            output_shape = tuple(out.shape)
+            cot_spec = jax.ShapeDtypeStruct(out.shape, out.dtype, sharding=sharding)
+            grad_fn, grad_args = vjp, args + (cot_spec,)
+        else:
+            grad_fn, grad_args = gradient, args
+
+        compiled = {}
+        for key, fn, fn_args in (("gradient", grad_fn, grad_args), ("function", value, args)):
+            t0 = time.perf_counter()
+            lowered = jax.jit(fn).lower(*fn_args)
+            t1 = time.perf_counter()
+            compiled[key] = lowered.compile()
+            t2 = time.perf_counter()
+            info[f"{key}_lower_seconds"] = t1 - t0
+            info[f"{key}_compile_seconds"] = t2 - t1
+            info.update(_memory_info(compiled[key], key))
+            info.update(_cost_info(compiled[key], key))
+        arg_specs = tuple((tuple(a.shape), a.dtype) for a in args)
+        return _State(jax, device, tuple(inputs), device_inputs, calls, compiled["function"],
+                      compiled["gradient"], hvp, output_shape=output_shape, arg_specs=arg_specs)
+
+    def _check_args(self, state, args):
+        for i, (a, (shape, dtype)) in enumerate(zip(args, state.arg_specs)):
+            if tuple(a.shape) != shape or a.dtype != dtype:
+                raise ValueError(
+                    f"call argument {i} has shape {tuple(a.shape)} and dtype {a.dtype}; the "
+                    f"executable was compiled in prepare for shape {shape} and dtype {dtype}. "
+                    "Call prepare again for new shapes.")
+
+    def _hvp_callable(self, prepared, args):
+        state = prepared.state
+        if state.hvp is None:
+            jax = state.jax
+            with jax.default_device(state.device):
+                t0 = time.perf_counter()
+                state.hvp = jax.jit(state.hvp_fn).lower(*args).compile()
+            prepared.info["hvp_compile_seconds"] = time.perf_counter() - t0
+        return state.hvp
+
+
+class JaxEagerBackend(_JaxBackend):
+    """JAX without ``jit``: each call runs the Python function, dispatched op by op."""
+
+    name = "jax-eager"
+    jit = False
+
+    def __init__(self, device: str | None = None, disable_jit: bool = False):
+        """``disable_jit=True`` runs inside ``jax.disable_jit()``, so the jitted helpers
+        inside ``jax.numpy`` also run primitive by primitive."""
+        super().__init__(device)
+        self._disable_jit = disable_jit
+
+    def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
+        calls = _Calls(problem, False, device_inputs)
+        value, gradient, vjp, hvp = _make_functions(jax, calls)
+        return _State(jax, device, tuple(inputs), device_inputs, calls, value,
+                      vjp if problem.vector_output else gradient, hvp)
+
+    def _call(self, state, fn, args):
+        if not self._disable_jit:
+            return super()._call(state, fn, args)
+        with state.jax.disable_jit():
+            return super()._call(state, fn, args)
