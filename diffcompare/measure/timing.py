@@ -1,0 +1,65 @@
+"""Timing: warm up, calibrate the loop so a sample lasts >= ~50 ms, keep every sample.
+
+>>> t = time_call(lambda: sum(range(100)), min_sample_s=0.001, samples=3)
+>>> len(t.samples), t.loops >= 1, t.median > 0
+(3, True, True)
+"""
+from __future__ import annotations
+
+import dataclasses
+import statistics
+import time
+
+
+@dataclasses.dataclass
+class Timing:
+    """Seconds per call, one value per sample (each sample averages ``loops`` calls)."""
+
+    samples: list
+    loops: int
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def min(self) -> float:
+        return min(self.samples)
+
+    @property
+    def iqr(self) -> float:
+        if len(self.samples) < 2:
+            return 0.0
+        q = statistics.quantiles(self.samples, n=4, method="inclusive")
+        return q[2] - q[0]
+
+
+def time_call(fn, min_sample_s: float = 0.05, samples: int = 7, warmup: int = 1,
+              max_loops: int = 1_000_000) -> Timing:
+    """Time ``fn()``: ``warmup`` calls, then ``samples`` samples of ``loops`` calls each,
+    with ``loops`` chosen so that one sample takes at least ``min_sample_s``."""
+    for _ in range(warmup):
+        fn()
+    loops = 1
+    while True:
+        elapsed = _run(fn, loops)
+        if elapsed >= min_sample_s or loops >= max_loops:
+            break
+        # aim 20% past the target so the next try usually succeeds
+        loops = min(max_loops, max(loops * 2, int(loops * 1.2 * min_sample_s / max(elapsed, 1e-9))))
+    per_call = [elapsed / loops] + [_run(fn, loops) / loops for _ in range(samples - 1)]
+    return Timing(per_call, loops)
+
+
+def time_once(fn):
+    """``(result, seconds)`` of one call (for one-off phases such as prepare)."""
+    start = time.perf_counter()
+    result = fn()
+    return result, time.perf_counter() - start
+
+
+def _run(fn, loops: int) -> float:
+    start = time.perf_counter()
+    for _ in range(loops):
+        fn()
+    return time.perf_counter() - start

@@ -1,0 +1,23 @@
+"""The experiment grid runner: suites, isolated workers, timeouts, a results log.
+
+- :mod:`.suite` reads experiment definitions (``experiments/suites/*.toml``);
+- :mod:`.grid` expands one into groups of cells (one group = one worker process);
+- :mod:`.supervisor` runs a group's backends in workers and turns timeouts,
+  crashes and exceptions into rows; :mod:`.worker` is the worker process;
+- :mod:`.results` appends rows to ``results.jsonl``, resumes, loads and exports;
+- :mod:`.schema` defines the row columns and statuses;
+- :mod:`.executor` decides where groups run; :mod:`.progress` shows how far it got;
+- :func:`run_suite` ties them together.
+"""
+from .executor import Executor, LocalExecutor
+from .grid import BackendSpec, Group, build_groups
+from .progress import Progress, make_progress
+from .results import ResultsError, export, load_results, read_run
+from .run import RunSummary, run_suite
+from .schema import COLUMN_NAMES, STATUSES, make_row
+from .suite import Suite, SuiteError, list_suites, load_suite
+
+__all__ = ["run_suite", "RunSummary", "Suite", "SuiteError", "load_suite", "list_suites",
+           "Group", "BackendSpec", "build_groups", "Executor", "LocalExecutor", "Progress",
+           "make_progress", "load_results", "export", "read_run", "ResultsError",
+           "COLUMN_NAMES", "STATUSES", "make_row"]

@@ -1,0 +1,71 @@
+"""Importing the code a run names: problem modules, the cell function, problems.
+
+Both the runner (to check a suite) and each worker (to run it) go through
+these, so a name that resolves in one resolves the same way in the other.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+#: The measuring function a worker calls unless the suite names another.
+DEFAULT_CELL_FUNCTION = "diffcompare.measure.cell:measure_cell"
+
+
+def import_problem_modules(modules, base_dir=None) -> None:
+    """Import each entry so the problems it defines register themselves.
+
+    An entry is a dotted module name (``mypkg.my_problems``) or a path to a
+    ``.py`` file (relative paths are taken from ``base_dir``, the suite's folder).
+    """
+    for entry in modules or ():
+        if entry.endswith(".py") or "/" in entry or "\\" in entry:
+            path = Path(entry)
+            if not path.is_absolute() and base_dir is not None:
+                path = Path(base_dir) / path
+            path = path.resolve()
+            if not path.is_file():
+                raise ImportError(f"problem module file {entry!r} not found (looked at {path}).")
+            name = "diffcompare_user_problems_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem)
+            if name in sys.modules:
+                continue
+            spec = importlib.util.spec_from_file_location(name, path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        else:
+            importlib.import_module(entry)
+
+
+def load_cell_function(spec: str):
+    """The callable named by ``"package.module:function"``."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name or not attr:
+        raise ValueError(f"cell_function {spec!r} must look like 'package.module:function'.")
+    module = importlib.import_module(module_name)
+    try:
+        fn = getattr(module, attr)
+    except AttributeError:
+        raise AttributeError(f"cell_function {spec!r}: module {module_name!r} has no {attr!r}.") from None
+    if not callable(fn):
+        raise TypeError(f"cell_function {spec!r} is not callable.")
+    return fn
+
+
+def known_problem_names() -> list[str]:
+    from .. import problems
+
+    return sorted(p.name for p in problems.all_problems())
+
+
+def find_problem(name: str):
+    """The registered problem ``name``; ``KeyError`` naming the known ones if none."""
+    from .. import problems
+
+    return problems.get(name)

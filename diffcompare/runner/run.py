@@ -1,0 +1,122 @@
+"""``run_suite``: a suite's grid through isolated workers into a results folder.
+
+>>> summary = run_suite("smoke", "results/smoke")        # doctest: +SKIP
+>>> summary.counts                                        # doctest: +SKIP
+{'ok': 6}
+
+Interrupt it and run it again: it resumes, running only the backend cells
+without a finished row (pass ``fresh=True`` to start over).
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import time
+from pathlib import Path
+
+from . import grid as _grid
+from .environment import capture_environment
+from .executor import Executor, LocalExecutor
+from .progress import make_progress
+from .results import ResultsLog
+from .suite import Suite, load_suite
+from .supervisor import STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
+
+
+@dataclasses.dataclass
+class RunSummary:
+    """What one ``run_suite`` call did."""
+
+    suite: str
+    run_id: str
+    results_path: Path
+    counts: dict               # backend cells finished in this call, by status
+    total_cells: int           # backend cells in the grid
+    resumed_cells: int         # of them, finished by an earlier call (not rerun)
+    rows_written: int          # rows appended by this call
+    dropped_rows: int          # rows of unfinished cells removed when resuming
+    wall_s: float
+
+    @property
+    def cells_run(self) -> int:
+        return sum(self.counts.values())
+
+    def __str__(self):
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "nothing to run"
+        resumed = f"; {self.resumed_cells} already done" if self.resumed_cells else ""
+        return (f"suite {self.suite}: {self.cells_run} of {self.total_cells} cells ({counts}){resumed}; "
+                f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}")
+
+
+def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None = None,
+              progress=None, *, experiments_dir=None, cell_function: str | None = None,
+              fsync: bool = False, startup_timeout_s: float = STARTUP_TIMEOUT_S) -> RunSummary:
+    """Run every cell of ``suite`` (a :class:`Suite`, a suite name or a TOML path).
+
+    Rows go to ``<results_dir>/results.jsonl`` as they finish; ``run.json`` holds
+    the run id and the environment. Resumes by default; ``fresh=True`` starts over
+    (old files kept as ``*.bak``). ``executor`` defaults to one group at a time;
+    ``progress`` is None (auto), True, False or a :class:`~.progress.Progress`.
+    ``cell_function`` overrides the suite's measuring function."""
+    started = time.perf_counter()
+    suite = suite if isinstance(suite, Suite) else load_suite(suite, experiments_dir)
+    if cell_function is not None:
+        suite = dataclasses.replace(suite, cell_function=cell_function)
+    groups = _grid.build_groups(suite)
+    executor = executor if executor is not None else LocalExecutor()
+    show = make_progress(progress)
+
+    log = ResultsLog(results_dir, fsync=fsync)
+    state = log.open(fresh=fresh)
+    summary = None
+    try:
+        run = log.start_run(_suite_info(suite), capture_environment())
+        timeouts = TimeoutMemory()
+        for row in state.rows:
+            if row.get("phase") == "cell" and row.get("status") == "timeout":
+                timeouts.record(row["problem"], row["dtype"], row["backend"], row["size"])
+        todo, resumed = [], 0
+        for group in groups:
+            left = [b for b in group.backends if group.cell_key(b.name) not in state.finished]
+            resumed += len(group.backends) - len(left)
+            if left:
+                todo.append(group.with_backends(left))
+
+        counts = collections.Counter()
+        runner = GroupRunner(
+            run_id=run["run_id"], cell_function=suite.cell_function,
+            problem_modules=suite.problem_modules, base_dir=suite.base_dir,
+            memory_limit_mb=suite.memory_limit_mb, sink=log.append, timeouts=timeouts,
+            on_cell_start=lambda g, b: show.cell_started(f"{g.problem}/{g.size}/{b}"),
+            on_cell_end=lambda g, b, status: show.cell_finished(f"{g.problem}/{g.size}/{b}", status),
+            startup_timeout_s=startup_timeout_s)
+        show.start(total=_grid.count_cells(groups), done=resumed, title=suite.name)
+        try:
+            for result in executor.map_groups(todo, runner):
+                if not result.written:
+                    for row in result.rows:
+                        log.append(row)
+                    for backend, status in result.cells.items():
+                        show.cell_finished(f"{result.group.problem}/{result.group.size}/{backend}", status)
+                        if status == "timeout":
+                            timeouts.record(result.group.problem, result.group.dtype, backend,
+                                            result.group.size)
+                counts.update(result.cells.values())
+        except BaseException:
+            runner.cancel()
+            raise
+        summary = RunSummary(suite=suite.name, run_id=run["run_id"], results_path=log.path,
+                             counts=dict(counts), total_cells=_grid.count_cells(groups),
+                             resumed_cells=resumed, rows_written=log.rows_written,
+                             dropped_rows=state.dropped_rows, wall_s=time.perf_counter() - started)
+        return summary
+    finally:
+        log.close()
+        show.close(summary)
+
+
+def _suite_info(suite: Suite) -> dict:
+    info = dataclasses.asdict(suite)
+    info["path"] = None if suite.path is None else str(suite.path)
+    info["grid"] = [dataclasses.asdict(b) for b in suite.grid]
+    return info

@@ -1,0 +1,278 @@
+"""Experiment definitions ("suites"): TOML files in ``experiments/suites/<name>.toml``.
+
+A suite names what to run; :mod:`diffcompare.runner.grid` turns it into cells.
+Example (``experiments/suites/smoke.toml``)::
+
+    name = "smoke"
+    description = "Two small problems through three backends, in seconds."
+    seeds = [0]
+    dtypes = ["float64"]
+    timeout_s = 60                       # per backend cell, from its last progress
+    problem_modules = []                 # modules or .py files that register problems
+
+    [[grid]]
+    problems = ["rosenbrock"]
+    backends = ["engine", "fd-central"]
+    sizes = [2, 8]                       # or "default": each problem's own sweep
+    [grid.options.fd-central]            # options for one backend's cells
+    backend_options = { step = 1e-6 }
+
+The runner does not interpret options: each backend cell's cell function gets
+``options`` = the suite's ``[cell_options]`` table updated with the block's
+``[grid.options.<backend>]`` table. (``diffcompare.measure.cell`` reads
+``backend_options`` as constructor keywords, and ``samples``,
+``min_sample_s``, ``cache_dir``.)
+
+Optional top-level keys: ``cell_function`` ("module:function", the measuring
+function a worker calls; default ``diffcompare.measure.cell:measure_cell``),
+``cell_options`` (a table given to every cell) and ``memory_limit_mb``
+(address-space limit per worker process; leave it out for JAX, which reserves
+large address ranges). A ``[[grid]]`` block may set its own ``timeout_s``.
+
+The experiments folder (:func:`find_experiments_dir`) is, in order: the ``experiments_dir`` passed in,
+``./experiments`` (if it has a ``suites`` folder), or the ``experiments`` folder
+of the repository the package lives in.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+from . import modules as _modules
+
+_TOP_KEYS = {"name", "description", "seeds", "dtypes", "timeout_s", "problem_modules",
+             "grid", "cell_function", "cell_options", "memory_limit_mb"}
+_BLOCK_KEYS = {"problems", "backends", "sizes", "options", "timeout_s"}
+
+
+class SuiteError(ValueError):
+    """A suite cannot be found or is not well formed; the message says where and why."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GridBlock:
+    """One ``[[grid]]`` block: every problem x size x backend in it is a cell."""
+
+    problems: tuple
+    backends: tuple
+    sizes: object = "default"        # "default" or a tuple of ints
+    options: dict = dataclasses.field(default_factory=dict)   # backend name -> kwargs
+    timeout_s: float | None = None   # overrides the suite's timeout_s for these cells
+
+
+@dataclasses.dataclass(frozen=True)
+class Suite:
+    name: str
+    grid: tuple
+    description: str = ""
+    seeds: tuple = (0,)
+    dtypes: tuple = ("float64",)
+    timeout_s: float = 60.0
+    problem_modules: tuple = ()
+    cell_function: str = _modules.DEFAULT_CELL_FUNCTION
+    cell_options: dict = dataclasses.field(default_factory=dict)   # for every cell
+    memory_limit_mb: int | None = None
+    path: Path | None = None         # the TOML file it came from, if any
+
+    @property
+    def base_dir(self) -> Path:
+        """Where relative ``problem_modules`` paths are resolved from."""
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    @classmethod
+    def from_dict(cls, data: dict, path=None, validate: bool = True) -> "Suite":
+        """A suite from parsed TOML (or an equivalent dict); ``validate`` checks
+        the problem and backend names (importing ``problem_modules``)."""
+        where = f"suite file {path}" if path else "suite"
+        unknown = set(data) - _TOP_KEYS
+        if unknown:
+            raise SuiteError(f"{where}: unknown keys {sorted(unknown)}; allowed keys: {sorted(_TOP_KEYS)}.")
+        name = data.get("name") or (Path(path).stem if path else None)
+        if not isinstance(name, str) or not name:
+            raise SuiteError(f"{where}: give the suite a `name`.")
+        where = f"suite {name!r}" + (f" ({path})" if path else "")
+        seeds = _int_list(data.get("seeds", [0]), "seeds", where)
+        dtypes = _str_list(data.get("dtypes", ["float64"]), "dtypes", where)
+        for d in dtypes:
+            _check_dtype(d, where)
+        timeout_s = _positive(data.get("timeout_s", 60.0), "timeout_s", where)
+        problem_modules = _str_list(data.get("problem_modules", []), "problem_modules", where,
+                                    allow_empty=True)
+        cell_function = data.get("cell_function", _modules.DEFAULT_CELL_FUNCTION)
+        if not isinstance(cell_function, str) or ":" not in cell_function:
+            raise SuiteError(f"{where}: cell_function must be 'package.module:function', "
+                             f"got {cell_function!r}.")
+        cell_options = data.get("cell_options", {})
+        if not isinstance(cell_options, dict):
+            raise SuiteError(f"{where}: cell_options must be a table, e.g. [cell_options] samples = 7.")
+        _check_json(cell_options, "cell_options", where)
+        memory_limit_mb = data.get("memory_limit_mb")
+        if memory_limit_mb is not None:
+            memory_limit_mb = int(_positive(memory_limit_mb, "memory_limit_mb", where))
+        blocks = data.get("grid")
+        if not isinstance(blocks, list) or not blocks:
+            raise SuiteError(f"{where}: add at least one [[grid]] block with problems, backends and sizes.")
+        grid = tuple(_block(b, i, where) for i, b in enumerate(blocks, 1))
+        suite = cls(name=name, grid=grid, description=str(data.get("description", "")),
+                    seeds=seeds, dtypes=dtypes, timeout_s=timeout_s,
+                    problem_modules=problem_modules, cell_function=cell_function,
+                    cell_options=dict(cell_options),
+                    memory_limit_mb=memory_limit_mb, path=Path(path) if path else None)
+        if validate:
+            suite.validate()
+        return suite
+
+    def validate(self) -> None:
+        """Check every backend and problem name; errors name the known ones."""
+        from .. import backends
+
+        where = f"suite {self.name!r}" + (f" ({self.path})" if self.path else "")
+        known_backends = backends.names()
+        try:
+            _modules.import_problem_modules(self.problem_modules, self.base_dir)
+        except Exception as exc:
+            raise SuiteError(f"{where}: importing problem_modules failed: "
+                             f"{type(exc).__name__}: {exc}") from exc
+        known_problems = _modules.known_problem_names()
+        for i, block in enumerate(self.grid, 1):
+            for b in block.backends:
+                if b not in known_backends:
+                    raise SuiteError(f"{where}, [[grid]] block {i}: unknown backend {b!r}; "
+                                     f"known backends: {', '.join(known_backends)}.")
+            for b in block.options:
+                if b not in block.backends:
+                    raise SuiteError(f"{where}, [[grid]] block {i}: options given for backend {b!r}, "
+                                     f"which the block does not run ({', '.join(block.backends)}).")
+            for p in block.problems:
+                if p not in known_problems:
+                    raise SuiteError(f"{where}, [[grid]] block {i}: unknown problem {p!r}; known problems: "
+                                     f"{', '.join(known_problems) or '(none registered)'}.")
+
+
+def _block(block, i, where) -> GridBlock:
+    where = f"{where}, [[grid]] block {i}"
+    if not isinstance(block, dict):
+        raise SuiteError(f"{where}: must be a table.")
+    unknown = set(block) - _BLOCK_KEYS
+    if unknown:
+        raise SuiteError(f"{where}: unknown keys {sorted(unknown)}; allowed keys: {sorted(_BLOCK_KEYS)}.")
+    for key in ("problems", "backends"):
+        if key not in block:
+            raise SuiteError(f"{where}: missing `{key}`.")
+    problems = _str_list(block["problems"], "problems", where)
+    backend_names = _str_list(block["backends"], "backends", where)
+    sizes = block.get("sizes", "default")
+    if sizes != "default":
+        sizes = _int_list(sizes, "sizes", where)
+        if any(s < 0 for s in sizes):
+            raise SuiteError(f"{where}: sizes must be non-negative, got {list(sizes)}.")
+    options = block.get("options", {})
+    if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
+        raise SuiteError(f"{where}: options must be tables per backend, "
+                         "e.g. [grid.options.fd-central] samples = 7.")
+    _check_json(options, "options", where)
+    timeout_s = block.get("timeout_s")
+    if timeout_s is not None:
+        timeout_s = _positive(timeout_s, "timeout_s", where)
+    return GridBlock(problems=problems, backends=backend_names, sizes=sizes,
+                     options={k: dict(v) for k, v in options.items()}, timeout_s=timeout_s)
+
+
+def _check_json(value, key, where):
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise SuiteError(f"{where}: `{key}` must hold plain numbers, strings, booleans, lists and "
+                         f"tables ({exc}).") from None
+
+
+def _str_list(value, key, where, allow_empty=False) -> tuple:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SuiteError(f"{where}: `{key}` must be a list of names, got {value!r}.")
+    if not value and not allow_empty:
+        raise SuiteError(f"{where}: `{key}` is empty.")
+    if len(set(value)) != len(value):
+        raise SuiteError(f"{where}: `{key}` lists a name twice: {value!r}.")
+    return tuple(value)
+
+
+def _int_list(value, key, where) -> tuple:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if (not isinstance(value, list) or not value
+            or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        raise SuiteError(f"{where}: `{key}` must be a non-empty list of integers, got {value!r}.")
+    return tuple(value)
+
+
+def _positive(value, key, where) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise SuiteError(f"{where}: `{key}` must be a positive number, got {value!r}.")
+    return float(value)
+
+
+def _check_dtype(name, where):
+    import numpy as np
+
+    try:
+        ok = np.dtype(name).kind == "f"
+    except TypeError:
+        ok = False
+    if not ok:
+        raise SuiteError(f"{where}: dtype {name!r} is not a floating dtype (use e.g. 'float64', 'float32').")
+
+
+# --- finding suites ----------------------------------------------------------
+
+def find_experiments_dir(explicit=None) -> Path:
+    """The experiments folder: ``explicit``, else ``./experiments`` if it has
+    suites, else the repository's ``experiments`` folder next to the package."""
+    if explicit is not None:
+        return Path(explicit)
+    local = Path.cwd() / "experiments"
+    if (local / "suites").is_dir():
+        return local
+    import diffcompare
+
+    return Path(diffcompare.__file__).resolve().parents[1] / "experiments"
+
+
+def list_suites(experiments_dir=None) -> list[str]:
+    """Names of the suites in ``<experiments>/suites`` (sorted)."""
+    folder = find_experiments_dir(experiments_dir) / "suites"
+    return sorted(p.stem for p in folder.glob("*.toml")) if folder.is_dir() else []
+
+
+def load_suite(name_or_path, experiments_dir=None, validate: bool = True) -> Suite:
+    """A suite by name (``"smoke"`` -> ``<experiments>/suites/smoke.toml``) or by
+    path to a TOML file. Unknown names raise :class:`SuiteError` naming the
+    known suites; bad contents raise it naming the block and the key."""
+    if isinstance(name_or_path, Suite):
+        return name_or_path
+    text = str(name_or_path)
+    if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text or "\\" in text:
+        path = Path(name_or_path)
+        if not path.is_file():
+            raise SuiteError(f"suite file {path} does not exist.")
+    else:
+        folder = find_experiments_dir(experiments_dir) / "suites"
+        path = folder / f"{text}.toml"
+        if not path.is_file():
+            known = list_suites(experiments_dir)
+            raise SuiteError(f"unknown suite {text!r}; known suites in {folder}: "
+                             f"{', '.join(known) if known else '(none)'}.")
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"suite file {path} is not valid TOML: {exc}") from None
+    return Suite.from_dict(data, path=path, validate=validate)
