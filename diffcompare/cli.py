@@ -1,11 +1,60 @@
-"""Command line: ``diffcompare demo``  (``python -m diffcompare`` works too).
+"""Command line: ``diffcompare run | list | demo``  (``python -m diffcompare`` works too).
 
-Bad arguments give a one-line error and exit status 2, never a traceback.
+- ``diffcompare run --suite quick`` runs a suite's grid (and its studies) into a
+  results folder, resuming by default (``--fresh`` starts over);
+- ``diffcompare list [problems|backends|suites|capabilities]`` shows what exists;
+- ``diffcompare demo`` prints the engine's graphs and gradients for the seed examples.
+
+Bad arguments (unknown problem, backend or suite; an unwritable output folder;
+a corrupt results file) give a one-line error and exit status 2, never a traceback.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+
+
+class UsageError(Exception):
+    """A mistake in what the user asked for: printed as one line, exit status 2."""
+
+
+def _run(args) -> int:
+    from .runner import run_suite
+    from .runner.suite import load_suite
+
+    suite = load_suite(args.suite, args.experiments)
+    results_dir = args.results or f"results/{suite.name}"
+    summary = run_suite(suite, results_dir, fresh=args.fresh, progress=None if not args.quiet else False,
+                        experiments_dir=args.experiments)
+    print(summary)
+    return 0
+
+
+def _list(args) -> int:
+    from . import backends, problems
+    from .runner.suite import list_suites, load_suite
+
+    what = args.what
+    if what == "problems":
+        for p in problems.all_problems():
+            print(f"{p.name:24s} sizes {', '.join(map(str, p.sizes)):28s} "
+                  f"[{', '.join(sorted(p.tags))}]  {p.description}")
+    elif what == "backends":
+        for name, support in backends.availability().items():
+            b = backends.get(name)
+            state = "available" if support else f"unavailable: {support.reason}"
+            print(f"{name:16s} {b.family:18s} {state}")
+    elif what == "suites":
+        for name in list_suites(args.experiments):
+            suite = load_suite(name, args.experiments, validate=False)
+            print(f"{name:10s} {suite.description}")
+    else:
+        import pandas as pd
+
+        with pd.option_context("display.max_columns", None, "display.width", 250,
+                               "display.max_colwidth", 40):
+            print(backends.capability_table().T.to_string())
+    return 0
 
 
 def _demo(args) -> int:
@@ -21,6 +70,21 @@ def build_parser() -> argparse.ArgumentParser:
         description="Compare ways of computing derivatives: engine, SymPy, finite differences, JAX.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("run", help="run a suite of experiments into a results folder")
+    p.add_argument("--suite", default="quick", help="suite name (see `diffcompare list suites`) or a .toml path")
+    p.add_argument("--results", help="results folder (default results/<suite>)")
+    p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
+    p.set_defaults(func=_run)
+
+    p = sub.add_parser("list", help="problems, backends, suites or the capability table")
+    p.add_argument("what", nargs="?", default="problems",
+                   choices=["problems", "backends", "suites", "capabilities"])
+    p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
+    p.set_defaults(func=_list)
+
     p = sub.add_parser("demo", help="the engine's graphs and gradients for the seed examples")
     p.add_argument("--out", default="reports/engine-demo", help="folder for the DOT/SVG drawings")
     p.set_defaults(func=_demo)
@@ -28,12 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    from .runner.results import ResultsError
+    from .runner.suite import SuiteError
+
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except OSError as exc:
-        print(f"diffcompare: error: {exc}", file=sys.stderr)
+    except (UsageError, SuiteError, ResultsError, KeyError, OSError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"diffcompare: error: {message}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("diffcompare: interrupted; run the same command again to resume.", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

@@ -12,10 +12,10 @@ of the same name must use them (``prepare`` checks, see below):
 ==========================  ========================  ==============================================  =============
 problem name                ``fn(xp, ...)`` args       value                                           ``wrt``
 ==========================  ========================  ==============================================  =============
-``linear_mse``              ``(x, w, b, y)``           ``mean((x @ w + b - y) ** 2)``                  ``(1, 2)``
-``mlp_tanh``                ``(x, w1, b1, w2, b2, y)`` ``h = tanh(x @ w1 + b1)``;                      ``(1, 2, 3, 4)``
+``linear_mse``              ``(w, b, x, y)``           ``mean((x @ w + b - y) ** 2)``                  ``(0, 1)``
+``mlp_tanh``                ``(w1, b1, w2, b2, x, y)`` ``h = tanh(x @ w1 + b1)``;                      ``(0, 1, 2, 3)``
                                                        ``mean((h @ w2 + b2 - y) ** 2)``
-``mlp_relu``                ``(x, w1, b1, w2, b2, y)`` as ``mlp_tanh`` with ``h = relu(x @ w1 + b1)``  ``(1, 2, 3, 4)``
+``mlp_relu``                ``(w1, b1, w2, b2, x, y)`` as ``mlp_tanh`` with ``h = relu(x @ w1 + b1)``  ``(0, 1, 2, 3)``
 ``linear_mean``             ``(x, w)``                 ``mean(x * w)``                                 ``(1,)``
 ``minibatch_inverse_mean``  ``(x,)``                   ``mean(1 / x)``                                 ``(0,)``
 ``rosenbrock``              ``(x,)``                   ``sum(100 (x[1:] - x[:-1]**2)**2                ``(0,)``
@@ -222,15 +222,33 @@ class ManualGradient:
         return f"{self.name}({', '.join(self.signature)}) = {self.formula}, wrt {self.wrt}"
 
 
+def _parameters_first(forward_backward, n_params):
+    """Adapt a formula written as (x, params..., y) to the catalog's (params..., x, y)."""
+    def to_internal(k):        # catalog position -> position in the formula's arguments
+        return k + 1 if k < n_params else (0 if k == n_params else k)
+
+    def adapted(args, need, value_only=False):
+        internal = (args[n_params],) + tuple(args[:n_params]) + tuple(args[n_params + 1:])
+        value, grads = forward_backward(internal, frozenset(map(to_internal, need)), value_only)
+        if grads is None:
+            return value, None
+        back = {to_internal(k): k for k in range(len(args))}
+        return value, {back[i]: g for i, g in grads.items()}
+
+    return adapted
+
+
 MANUAL_GRADIENTS = {spec.name: spec for spec in [
-    ManualGradient("linear_mse", ("x", "w", "b", "y"), "mean((x @ w + b - y)**2)",
-                   (1, 2), (0, 1, 2, 3), _linear_mse, matrix_args=(0, 1)),
-    ManualGradient("mlp_tanh", ("x", "w1", "b1", "w2", "b2", "y"),
+    ManualGradient("linear_mse", ("w", "b", "x", "y"), "mean((x @ w + b - y)**2)",
+                   (0, 1), (0, 1, 2, 3), _parameters_first(_linear_mse, 2), matrix_args=(2, 0)),
+    ManualGradient("mlp_tanh", ("w1", "b1", "w2", "b2", "x", "y"),
                    "mean((tanh(x @ w1 + b1) @ w2 + b2 - y)**2)",
-                   (1, 2, 3, 4), (0, 1, 2, 3, 4, 5), _mlp("tanh"), matrix_args=(0, 1, 3)),
-    ManualGradient("mlp_relu", ("x", "w1", "b1", "w2", "b2", "y"),
+                   (0, 1, 2, 3), (0, 1, 2, 3, 4, 5), _parameters_first(_mlp("tanh"), 4),
+                   matrix_args=(4, 0, 2)),
+    ManualGradient("mlp_relu", ("w1", "b1", "w2", "b2", "x", "y"),
                    "mean((relu(x @ w1 + b1) @ w2 + b2 - y)**2)",
-                   (1, 2, 3, 4), (0, 1, 2, 3, 4, 5), _mlp("relu"), matrix_args=(0, 1, 3)),
+                   (0, 1, 2, 3), (0, 1, 2, 3, 4, 5), _parameters_first(_mlp("relu"), 4),
+                   matrix_args=(4, 0, 2)),
     ManualGradient("linear_mean", ("x", "w"), "mean(x * w)", (1,), (0, 1), _linear_mean),
     ManualGradient("minibatch_inverse_mean", ("x",), "mean(1 / x)", (0,), (0,),
                    _minibatch_inverse_mean),

@@ -1,0 +1,127 @@
+"""The methods agree: every backend on every problem it supports, against the engine.
+
+Tolerances are per method, on rho = |x - y| / max(1, |x| + |y|) (max over
+elements): exact methods (AD, symbolic, hand-written) to 1e-10, complex step
+to 1e-13, Richardson to 1e-9, central differences to 1e-6 and forward
+differences to 1e-4 -- what each method's truncation and rounding allow.
+
+Problems with inputs placed exactly on kinks are left to
+``test_kink_conventions``: there the methods legitimately differ.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from diffcompare import backends, problems
+from diffcompare.backends import BackendError
+from diffcompare.measure.accuracy import errors
+
+TOLERANCE = {
+    "engine": 1e-10, "manual": 1e-10, "sympy": 1e-10, "sympy-cse": 1e-10,
+    "jax-jit": 1e-10, "jax-eager": 1e-10, "torch": 1e-10,
+    "fd-complex-step": 1e-13, "fd-richardson": 1e-9, "fd-central": 1e-6, "fd-forward": 1e-4,
+}
+KINK_PROBLEMS = {"relu_kink", "abs_kink", "max_kink"}
+SLOW = {"sympy", "sympy-cse"}          # symbolic work grows fast: smallest size only
+
+
+def _cases():
+    for problem in problems.all_problems():
+        if problem.name in KINK_PROBLEMS:
+            continue
+        for name in backends.names():
+            if name == "engine":
+                continue
+            sizes = problem.sizes[:1] if name in SLOW or name == "jax-eager" else problem.sizes[:2]
+            for size in sizes:
+                yield pytest.param(problem.name, name, size, id=f"{problem.name}-{name}-{size}")
+
+
+_engine_cache = {}
+
+
+def _engine_gradient(problem, size, inputs, cotangent):
+    key = (problem.name, size)
+    if key not in _engine_cache:
+        _engine_cache[key] = backends.compute_gradient(backends.get("engine"), problem, inputs, cotangent)
+    return _engine_cache[key]
+
+
+@pytest.mark.parametrize("problem_name, backend_name, size", list(_cases()))
+def test_backend_agrees_with_engine(problem_name, backend_name, size):
+    problem = problems.get(problem_name)
+    backend = backends.get(backend_name)
+    if not backend.available():
+        pytest.skip(f"{backend_name} unavailable: {backend.available().reason}")
+    if not backend.supports(problem):
+        pytest.skip(f"{backend_name} does not support {problem_name}: {backend.supports(problem).reason}")
+    inputs = problem.inputs(size, seed=0)
+    cotangent = problem.cotangent(size, seed=0)
+    expected = _engine_gradient(problem, size, inputs, cotangent)
+    got = backends.compute_gradient(backend, problem, inputs, cotangent)
+    rho = errors(got, expected)["rho"]
+    assert rho <= TOLERANCE[backend_name], (
+        f"{backend_name} vs engine on {problem_name} (size {size}): rho {rho:.2e} > "
+        f"{TOLERANCE[backend_name]:.0e}")
+
+
+def test_every_backend_is_exercised_somewhere():
+    """The capability table, generated from supports(): each available backend runs
+    at least the classic smooth problems, and refusals carry a reason."""
+    table = backends.capability_table()
+    for name, row in table.iterrows():
+        cells = list(row)
+        if all(c.startswith("unavailable") for c in cells):
+            continue
+        assert row["rosenbrock"] == "ok", f"{name} should support rosenbrock: {row['rosenbrock']}"
+        for c in cells:
+            assert c == "ok" or (c.startswith("unsupported: ") and len(c) > len("unsupported: ") + 5)
+
+
+def test_complex_step_refuses_nonsmooth_problems_with_a_reason():
+    support = backends.get("fd-complex-step").supports(problems.get("abs_kink"))
+    assert not support and "complex" in support.reason.lower()
+
+
+def test_failing_problem_gives_a_per_backend_error_naming_both():
+    def bad(xp, x):
+        raise ZeroDivisionError("boom")
+
+    p = problems.Problem(name="always_fails", fn=bad, description="raises",
+                         make_inputs=lambda n, s: (np.ones(n),))
+    for name in ("engine", "fd-central"):
+        with pytest.raises(BackendError, match=rf"problem 'always_fails' on backend '{name}'.*boom"):
+            backends.compute_gradient(backends.get(name), p, p.inputs(3))
+
+
+def test_nan_and_wrong_shape_and_non_scalar_are_clear_errors():
+    nan_p = problems.Problem(name="nan_out", fn=lambda xp, x: xp.sum(xp.sqrt(x)), description="sqrt of negatives",
+                             make_inputs=lambda n, s: (-np.ones(n),))
+    with np.errstate(invalid="ignore"):
+        with pytest.raises(BackendError, match=r"problem 'nan_out' on backend 'engine'.*gradient .* not finite"):
+            backends.compute_gradient(backends.get("engine"), nan_p, nan_p.inputs(2))
+        prepared = backends.checked_prepare(backends.get("engine"), nan_p, nan_p.inputs(2))
+        with pytest.raises(BackendError, match=r"problem 'nan_out'.*function value is not finite"):
+            backends.checked_function(backends.get("engine"), prepared, nan_p.inputs(2))
+    vec_p = problems.Problem(name="vector_without_tag", fn=lambda xp, x: x * 2, description="not reduced",
+                             make_inputs=lambda n, s: (np.ones(n),))
+    backend = backends.get("engine")
+    prepared = backends.checked_prepare(backend, vec_p, vec_p.inputs(3))
+    with pytest.raises(BackendError, match=r"shape \(3,\) where a scalar is needed"):
+        backends.checked_function(backend, prepared, vec_p.inputs(3))
+    with pytest.raises(BackendError, match="vector_without_tag"):
+        backends.compute_gradient(backend, vec_p, vec_p.inputs(3))
+
+
+def test_unavailable_backend_reports_reason_and_others_still_run(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "jax", None)
+    avail = backends.get("jax-jit").available()
+    assert not avail and "jax" in avail.reason
+    p = problems.get("rosenbrock")
+    with pytest.raises(BackendError, match="unavailable"):
+        backends.compute_gradient(backends.get("jax-jit"), p, p.inputs(2))
+    g = backends.compute_gradient(backends.get("engine"), p, p.inputs(2))
+    assert g[0].shape == (2,)
