@@ -35,7 +35,8 @@ class EngineBackend(Backend):
 
     def vjp(self, prepared, inputs, cotangent=None):
         wrt = tuple(inputs[i] for i in prepared.problem.wrt)
-        _, grads = functional.vjp(self._func(prepared, inputs), wrt, cotangent)
+        # an argument the function ignores has gradient zero, as in JAX and SymPy
+        _, grads = functional.vjp(self._func(prepared, inputs), wrt, cotangent, allow_unused=True)
         return as_float64_arrays(grads)
 
     def function(self, prepared, inputs):
@@ -44,7 +45,7 @@ class EngineBackend(Backend):
 
     def hvp(self, prepared, inputs, v):
         wrt = tuple(inputs[i] for i in prepared.problem.wrt)
-        _, hv = functional.hvp(self._func(prepared, inputs), wrt, tuple(v))
+        _, hv = functional.hvp(self._func(prepared, inputs), wrt, tuple(v), allow_unused=True)
         return as_float64_arrays(hv)
 
     def graph_stats(self, prepared, inputs) -> dict:
