@@ -14,30 +14,36 @@ def _rng(seed):
     return np.random.default_rng(seed)
 
 
-def linear_mse(wrt=(1, 2), d=5, k=3, y_shape=None):
+def linear_mse(wrt=(0, 1), d=5, k=3, y_shape=None):
+    # parameters first, as the catalog: fn(xp, w, b, x, y)
     def make(n, seed):
         r = _rng(seed)
         y = r.standard_normal(y_shape(n) if y_shape else (n, k))
-        return r.standard_normal((n, d)), r.standard_normal((d, k)), r.standard_normal(k), y
-    return Problem("linear_mse", lambda xp, x, w, b, y: xp.mean((x @ w + b - y) ** 2), make,
+        x, w, b = r.standard_normal((n, d)), r.standard_normal((d, k)), r.standard_normal(k)
+        return w, b, x, y
+    return Problem("linear_mse", lambda xp, w, b, x, y: xp.mean((x @ w + b - y) ** 2), make,
                    "linear layer + MSE", wrt=wrt)
 
 
-def mlp(activation, wrt=(1, 2, 3, 4), d=4, hidden=6, k=2, single_output=False):
+def mlp(activation, wrt=(0, 1, 2, 3), d=4, hidden=6, k=2, single_output=False):
     act = {"tanh": lambda xp, z: xp.tanh(z), "relu": lambda xp, z: xp.maximum(z, 0.0)}[activation]
 
-    def fn(xp, x, w1, b1, w2, b2, y):
+    # parameters first, as the catalog: fn(xp, w1, b1, w2, b2, x, y)
+    def fn(xp, w1, b1, w2, b2, x, y):
         h = act(xp, x @ w1 + b1)
         return xp.mean((h @ w2 + b2 - y) ** 2)
 
     def make(n, seed):
         r = _rng(seed)
         if single_output:
-            return (r.standard_normal((n, d)), r.standard_normal((d, hidden)),
-                    r.standard_normal(hidden), r.standard_normal(hidden), r.standard_normal(()),
-                    r.standard_normal(n))
-        return (r.standard_normal((n, d)), r.standard_normal((d, hidden)), r.standard_normal(hidden),
-                r.standard_normal((hidden, k)), r.standard_normal(k), r.standard_normal((n, k)))
+            x, w1, b1, w2, b2, y = (r.standard_normal((n, d)), r.standard_normal((d, hidden)),
+                                    r.standard_normal(hidden), r.standard_normal(hidden),
+                                    r.standard_normal(()), r.standard_normal(n))
+        else:
+            x, w1, b1, w2, b2, y = (r.standard_normal((n, d)), r.standard_normal((d, hidden)),
+                                    r.standard_normal(hidden), r.standard_normal((hidden, k)),
+                                    r.standard_normal(k), r.standard_normal((n, k)))
+        return w1, b1, w2, b2, x, y
     return Problem(f"mlp_{activation}", fn, make, f"one-hidden-layer {activation} MLP + MSE",
                    wrt=wrt)
 
@@ -121,13 +127,13 @@ def test_manual_equals_engine_on_layout_variants(label):
 def test_relu_mask_matches_engine_when_units_are_dead():
     # A large negative bias kills most hidden units: their gradients must be exactly zero.
     p = mlp("relu")
-    x, w1, b1, w2, b2, y = p.inputs(16, seed=2)
+    w1, b1, w2, b2, x, y = p.inputs(16, seed=2)
     b1 = b1 - 2.0
-    inputs = (x, w1, b1, w2, b2, y)
+    inputs = (w1, b1, w2, b2, x, y)
     expected = backends.compute_gradient(backends.get("engine"), p, inputs)
     got = backends.compute_gradient(backends.get("manual"), p, inputs)
     assert_close_rel(got, expected)
-    assert np.any(got[0] == 0.0)
+    assert np.any(got[0] == 0.0)                        # got[0] is w1's gradient
 
 
 def test_inputs_not_modified_and_value_and_counts():
@@ -165,33 +171,34 @@ def test_wrt_outside_the_table_is_unsupported():
 
 
 def test_argument_count_mismatch_names_the_expected_layout():
-    # a catalog that folded the bias into w: (x, w, y)
-    p = Problem("linear_mse", lambda xp, x, w, y: xp.mean((x @ w - y) ** 2),
-                lambda n, seed: (np.ones((n, 2)), np.ones((2, 1)), np.ones((n, 1))), "no bias")
+    # a catalog that folded the bias into w: (w, x, y)
+    p = Problem("linear_mse", lambda xp, w, x, y: xp.mean((x @ w - y) ** 2),
+                lambda n, seed: (np.ones((2, 1)), np.ones((n, 2)), np.ones((n, 1))), "no bias")
     with pytest.raises(BackendError, match=r"passes 3 argument\(s\).*takes 4.*"
-                                           r"linear_mse\(x, w, b, y\)"):
+                                           r"linear_mse\(w, b, x, y\)"):
         backends.compute_gradient(backends.get("manual"), p, p.inputs(3))
 
 
 def test_formula_mismatch_is_caught_at_prepare():
     # same layout, but a sum where the manual gradient assumes a mean
-    p = Problem("linear_mse", lambda xp, x, w, b, y: xp.sum((x @ w + b - y) ** 2),
-                linear_mse().make_inputs, "sum instead of mean", wrt=(1, 2))
+    p = Problem("linear_mse", lambda xp, w, b, x, y: xp.sum((x @ w + b - y) ** 2),
+                linear_mse().make_inputs, "sum instead of mean", wrt=(0, 1))
     with pytest.raises(BackendError, match="catalog's definition differs.*mean"):
         backends.compute_gradient(backends.get("manual"), p, p.inputs(4))
-    # swapped argument order (w, x, ...) with shapes that still multiply
-    q = Problem("mlp_tanh", lambda xp, w1, x, b1, w2, b2, y: xp.mean(
+    # swapped argument order (x, ..., w1, y) with shapes that still multiply
+    q = Problem("mlp_tanh", lambda xp, x, b1, w2, b2, w1, y: xp.mean(
         (xp.tanh(x @ w1 + b1) @ w2 + b2 - y) ** 2),
         lambda n, seed: tuple(map(_rng(seed).standard_normal,
-                                  [(3, 3), (3, 3), (3,), (3, 2), (2,), (3, 2)])),
-        "swapped", wrt=(1, 2, 3, 4))
+                                  [(3, 3), (3,), (3, 2), (2,), (3, 3), (3, 2)])),
+        "swapped", wrt=(0, 1, 2, 3))
     with pytest.raises(BackendError, match="definition differs"):
         backends.compute_gradient(backends.get("manual"), q, q.inputs(3))
 
 
 def test_bad_shapes_name_the_layout():
     p = Problem("mlp_relu", PROBLEMS["mlp_relu"].fn,
-                lambda n, seed: (np.ones((2, n, 3)), np.ones((3, 4)), np.ones(4), np.ones((4, 1)),
-                                 np.ones(1), np.ones((2, n, 1))), "batched x", wrt=(1, 2, 3, 4))
-    with pytest.raises(BackendError, match=r"argument 0 \(x\) has shape \(2, 3, 3\).*1-D or 2-D"):
+                lambda n, seed: (np.ones((3, 4)), np.ones(4), np.ones((4, 1)), np.ones(1),
+                                 np.ones((2, n, 3)), np.ones((2, n, 1))), "batched x",
+                wrt=(0, 1, 2, 3))
+    with pytest.raises(BackendError, match=r"argument 4 \(x\) has shape \(2, 3, 3\).*1-D or 2-D"):
         backends.compute_gradient(backends.get("manual"), p, p.inputs(3))
