@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from .. import backends, problems
-from ..backends import BackendError
+from ..backends import BackendError, UnsupportedError
 from . import accuracy, memory
 from .timing import time_call, time_once
 
@@ -51,8 +51,16 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     cotangent = problem.cotangent(size, seed)
     n_inputs = int(sum(np.size(inputs[i]) for i in problem.wrt))
     base["n_inputs"] = n_inputs
+    support = backend.supports_inputs(problem, inputs)
+    if not support:
+        yield row("cell", status="unsupported", message=support.reason)
+        return
 
-    prepared, seconds = time_once(lambda: backends.checked_prepare(backend, problem, inputs))
+    try:
+        prepared, seconds = time_once(lambda: backends.checked_prepare(backend, problem, inputs))
+    except UnsupportedError as exc:   # a declared limit hit while preparing (expression swell)
+        yield row("cell", status="unsupported", message=exc.reason)
+        return
     info = dict(prepared.info)
     yield row("prepare", status="ok", time_median_s=seconds, time_min_s=seconds,
               time_samples=[seconds], loops=1, device=info.get("device"),

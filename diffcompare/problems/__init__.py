@@ -28,6 +28,15 @@ def register(problem: Problem, replace: bool = False) -> Problem:
     return problem
 
 
+def unregister(name: str) -> Problem:
+    """Remove a problem from the catalog (e.g. one a test or notebook registered); returns it."""
+    _load_catalog()
+    try:
+        return _REGISTRY.pop(name)
+    except KeyError:
+        raise KeyError(f"no problem named {name!r} is registered.") from None
+
+
 def get(name: str) -> Problem:
     _load_catalog()
     try:
@@ -45,4 +54,4 @@ def _load_catalog():
     from . import catalog  # noqa: F401  (registers the shipped problems on import)
 
 
-__all__ = ["Problem", "TAGS", "register", "get", "all_problems"]
+__all__ = ["Problem", "TAGS", "register", "unregister", "get", "all_problems"]

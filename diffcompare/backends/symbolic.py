@@ -1,0 +1,498 @@
+"""SymPy backends: exact symbolic derivatives, scalar-expanded, with and without CSE.
+
+``prepare`` runs the problem's ``fn`` on SymPy symbols (one real symbol per scalar,
+``diffcompare.problems.symbolic``), differentiates the resulting expression exactly
+with ``sympy.diff`` w.r.t. every differentiated scalar, and turns the derivatives into
+a NumPy function with ``sympy.lambdify``.  ``sympy-cse`` first runs common-subexpression
+elimination (``sympy.cse``) over the derivative list, so shared work is computed once.
+
+>>> from diffcompare import backends, problems
+>>> p = problems.get("rosenbrock")
+>>> x = p.inputs(2, seed=0)
+>>> b = backends.get("sympy")
+>>> prepared = b.prepare(p, x)
+>>> g, = b.gradient(prepared, x)
+>>> e, = backends.compute_gradient(backends.get("engine"), p, x)
+>>> bool(abs(g - e).max() < 1e-12), prepared.info["n_wrt_symbols"]
+(True, 2)
+
+What it does:
+
+- **Scalar outputs**: the gradient list ``[∂f/∂x_j]`` is lambdified once.
+- **Vector outputs** (``vector-output``): the sparse Jacobian ``∂y_i/∂x_j`` is derived (only
+  for the symbols each output contains) and lambdified; ``vjp`` contracts it with the
+  cotangent numerically, so one derivation serves every cotangent.
+- **Non-differentiated inputs** are symbols too by default (``constants="symbols"``): the
+  derivation is done once for any data of the same shapes, and no float is baked into the
+  generated code.  ``constants="numbers"`` bakes them in as constants (SymPy then folds them,
+  e.g. ``mean(x * w)`` collapses to ``1.5*w``); the inputs given to ``vjp`` must then equal
+  those given to ``prepare`` (checked).
+- **hvp**: the Hessian-vector product ``∂(∇f · v)/∂x`` with ``v`` symbolic, derived on the
+  first call (its time is recorded in ``prepared.info["hvp_prepare_s"]``); smooth scalar
+  problems only.
+- Floats in generated code are printed with ``repr`` (17 significant digits), not SymPy's
+  default 15, so constants keep their float64 value.
+
+At kinks (a finding, not hidden): symbols are real, so ``d|x|/dx = sign(x)`` (0 at 0, like the
+engine); ``d Max(x, y)/dx = Heaviside(x - y)`` and lambdify evaluates ``Heaviside(0)`` as
+``1/2``, so ``maximum(x, 0)`` has derivative 1/2 at 0 (as the engine's tie split), but an
+n-way tie in a ``max`` reduction gives 1/2 to *every* tied element (the engine gives 1/n:
+a 3-way tie sums to 3/2 here, 1 there); ``where`` becomes ``Piecewise`` and takes the
+branch its condition selects.  Second derivatives of kinks are ``DiracDelta`` terms, so
+``hvp`` refuses nonsmooth problems.
+
+What it cannot do: more than ``max_inputs`` differentiated scalars (default 400) or
+``max_symbols`` symbols in all (default 20000) are refused as unsupported (``supports_inputs``),
+and so is a function or derivative whose expression tree exceeds ``max_tree_ops`` operations
+(default 100000; exponential swell in loops such as ``logistic_map`` and ``rnn_loop``),
+since printing it for lambdify would take minutes; with CSE the limit applies to the
+shared (DAG) size instead.  A function that uses a name ``sympy_xp`` lacks is refused the
+same way (``UnsupportedError`` naming the name).
+
+``prepared.evaluations`` counts calls of the generated functions (one per ``function``,
+``gradient``/``vjp`` or ``hvp``); ``prepared.info`` records the symbol counts, the operation
+counts (``sympy.count_ops`` semantics, computed sharing-aware so it stays fast on swollen
+trees) of the function and the derivatives before CSE and, for ``sympy-cse``, after it, and
+the time of each preparation step.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from .base import SUPPORTED, Backend, Prepared, Support, UnsupportedError, as_float64_arrays
+
+__all__ = ["SympyBackend", "SympyCseBackend", "expression_size", "count_ops", "dag_size", "lambdify"]
+
+
+# --- expression size ------------------------------------------------------------------
+
+def count_ops(exprs) -> int:
+    """``sympy.count_ops(exprs)`` (visual=False), computed with memoization.
+
+    ``sympy.count_ops`` walks the expression as a tree, which takes exponential time when
+    subexpressions are shared (a loop such as the logistic map); this walks each distinct
+    subexpression once and gives the same number: the size of the printed tree.
+    """
+    import sympy
+
+    if isinstance(exprs, sympy.Basic):
+        exprs = [exprs]
+    memo: dict = {}
+    return sum(_count_one(sympy.sympify(e), memo) for e in exprs)
+
+
+def _local_ops(a):
+    """What ``sympy.count_ops`` adds for node ``a``, and the nodes it goes on to visit."""
+    from sympy import S, Derivative, Integral, Sum
+    from sympy.core.function import _coeff_isneg
+    from sympy.core.operations import LatticeOp
+    from sympy.simplify.radsimp import fraction
+
+    ops = 0
+    if a.is_Rational:
+        if a is not S.One:
+            return int(bool(a.p < 0)) + int(bool(a.q != 1)), ()
+    elif a.is_Mul or a.is_MatMul:
+        if _coeff_isneg(a):
+            ops += 1
+            a = a.as_two_terms()[1] if a.args[0] is S.NegativeOne else -a
+        n, d = fraction(a)
+        if n.is_Integer:
+            return ops + 1 + int(bool(n < 0)), (d,)
+        elif d is not S.One:
+            return ops + 1, ((d, n) if not d.is_Integer else (n,))
+    elif a.is_Add or a.is_MatAdd:
+        args = a.args
+        children, negs = [], 0
+        for ai in args:
+            if _coeff_isneg(ai):
+                negs += 1
+                children.append(-ai)
+            else:
+                children.append(ai)
+        ops += len(args) - 1
+        if negs == len(args):
+            ops += 1
+        return ops, tuple(children)
+    if a.is_Pow and a.exp is S.NegativeOne:
+        return ops + 1, (a.base,)
+    if a == S.Exp1:
+        return ops + 1, ()
+    if a.is_Pow and a.base == S.Exp1:
+        return ops + 1, (a.exp,)
+    if a.is_Mul or isinstance(a, LatticeOp):
+        ops += len(a.args) - 1
+    elif a.args and (a.is_Pow or a.is_Function or isinstance(a, (Derivative, Integral, Sum))):
+        ops += 1
+    return ops, (() if a.is_Symbol else a.args)
+
+
+def _count_one(root, memo) -> int:
+    from sympy import Expr
+
+    if not isinstance(root, Expr) or root.is_Relational:
+        import sympy
+
+        return int(sympy.count_ops(root))
+    stack = [root]
+    pending: dict = {}
+    while stack:
+        a = stack[-1]
+        if a in memo:
+            stack.pop()
+            continue
+        if a not in pending:
+            pending[a] = _local_ops(a)
+        ops, children = pending[a]
+        missing = [c for c in children if c not in memo]
+        if missing:
+            stack.extend(missing)
+            continue
+        memo[a] = ops + sum(memo[c] for c in children)
+        del pending[a]
+        stack.pop()
+    return memo[root]
+
+
+def dag_size(exprs) -> int:
+    """Distinct subexpressions (nodes of the shared DAG) in ``exprs``: about what CSE can reach."""
+    import sympy
+
+    if isinstance(exprs, sympy.Basic):
+        exprs = [exprs]
+    seen = set()
+    stack = [sympy.sympify(e) for e in exprs]
+    while stack:
+        a = stack.pop()
+        if a in seen:
+            continue
+        seen.add(a)
+        stack.extend(a.args)
+    return len(seen)
+
+
+# --- printing -----------------------------------------------------------------------------
+
+def _printer():
+    import sympy
+    from sympy.printing.numpy import NumPyPrinter
+
+    class Float64Printer(NumPyPrinter):
+        """NumPy code with floats printed by ``repr`` (round-trips float64; SymPy prints 15
+        digits), and long sums and products as calls over a flat tuple: Python's compiler
+        recurses once per operator of ``a + b + c + ...`` and fails near a thousand terms."""
+
+        def _print_Float(self, expr):
+            return repr(float(expr))
+
+        def _print_Heaviside(self, expr):
+            # directly, not via SymPy's Piecewise rewrite (slow: it simplifies the logic of
+            # every Max inside).  Heaviside(x) is Heaviside(x, 1/2): the value at 0.
+            x, h0 = expr.args if len(expr.args) == 2 else (expr.args[0], sympy.S.Half)
+            return "%s(%s, %s)" % (self._module_format("numpy.heaviside"), self._print(x),
+                                   self._print(h0))
+
+        def _print_Add(self, expr, order=None):
+            if len(expr.args) <= _LONG:
+                return super()._print_Add(expr, order)
+            terms = self._as_ordered_terms(expr, order=order)
+            return "builtins.sum((%s,))" % ", ".join(self._print(t) for t in terms)
+
+        def _print_Mul(self, expr):
+            if len(expr.args) <= _LONG:
+                return super()._print_Mul(expr)
+            return "%s((%s,))" % (self._module_format("numpy.prod"),
+                                  ", ".join(self._print(f) for f in expr.args))
+
+    return Float64Printer({"fully_qualified_modules": False, "inline": True,
+                           "allow_unknown_functions": False, "user_functions": {}})
+
+
+_LONG = 64     # sums/products with more terms are printed as builtins.sum / numpy.prod
+
+
+def lambdify(symbols, exprs, cse_result=None):
+    """``sympy.lambdify(symbols, exprs, modules="numpy")`` as the backends use it: floats
+    printed exactly, long sums/products flat, ``Heaviside`` as ``numpy.heaviside``, and
+    ``cse_result`` (``sympy.cse``'s ``(replacements, reduced)``) used as given."""
+    import sympy
+
+    kwargs = {}
+    if cse_result is not None:
+        kwargs["cse"] = lambda _exprs: cse_result
+    # use_imps=False: lambdify would otherwise walk the (un-CSE'd) expression as a tree
+    # looking for implemented_function()s, exponential on swollen expressions.
+    return sympy.lambdify(symbols, exprs, modules="numpy", printer=_printer(), use_imps=False,
+                          **kwargs)
+
+
+_lambdify = lambdify    # the name diffcompare.studies.expression_swell imports
+
+
+def _cse(exprs):
+    import sympy
+
+    replacements, reduced = sympy.cse(list(exprs), list=False)
+    return replacements, list(reduced)
+
+
+# --- the backends -------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class _State:
+    symbols: object                   # SymbolicInputs
+    outputs: list                     # function expressions (flattened)
+    out_shape: tuple
+    grad_exprs: list                  # scalar: one per wrt scalar; vector: Jacobian entries
+    jac_rows: np.ndarray | None       # vector output: output index of each entry
+    jac_cols: np.ndarray | None       # vector output: wrt-scalar index of each entry
+    f_fn: object
+    g_fn: object
+    wrt_shapes: list
+    constants: dict | None            # numbers mode: the baked-in inputs, for checking
+    hvp_fn: object = None
+
+
+class SympyBackend(Backend):
+    """Exact derivatives by ``sympy.diff``, lambdified to NumPy (no CSE)."""
+
+    name = "sympy"
+    family = "symbolic"
+    exact = True
+    use_cse = False
+
+    def __init__(self, max_inputs: int = 400, max_symbols: int = 20000,
+                 max_tree_ops: int = 100_000, constants: str = "symbols"):
+        if constants not in ("symbols", "numbers"):
+            raise ValueError(f"constants must be 'symbols' or 'numbers', got {constants!r}.")
+        self.max_inputs, self.max_symbols = int(max_inputs), int(max_symbols)
+        self.max_tree_ops, self.constants = int(max_tree_ops), constants
+
+    def available(self) -> Support:
+        try:
+            import sympy  # noqa: F401
+        except ImportError as exc:   # pragma: no cover - sympy is a dependency
+            return Support(False, f"sympy is not installed ({exc})")
+        return SUPPORTED
+
+    def supports(self, problem) -> Support:
+        return SUPPORTED
+
+    def supports_inputs(self, problem, inputs) -> Support:
+        n_wrt = int(sum(np.size(inputs[i]) for i in problem.wrt))
+        if n_wrt > self.max_inputs:
+            return Support(False, f"too many inputs for symbolic differentiation in reasonable time "
+                                  f"(n={n_wrt} differentiated scalars > {self.max_inputs})")
+        n_all = n_wrt if self.constants == "numbers" else int(sum(np.size(a) for a in inputs))
+        if n_all > self.max_symbols:
+            return Support(False, f"too many symbols for a scalar-expanded expression "
+                                  f"({n_all} > {self.max_symbols})")
+        return SUPPORTED
+
+    # -- prepare --------------------------------------------------------------------------
+    def prepare(self, problem, inputs) -> Prepared:
+        import sympy
+
+        from ..problems.symbolic import symbols_like, sympy_xp
+
+        support = self.supports_inputs(problem, inputs)
+        if not support:
+            raise UnsupportedError(problem.name, self.name, support.reason)
+        info: dict = {}
+        clock = time.perf_counter
+        # SymPy memoizes diff and constructors process-wide: start cold, so a prepare's time
+        # does not depend on what ran before it (the other sympy backend, an earlier size).
+        sympy.core.cache.clear_cache()
+
+        t0 = clock()
+        sym = symbols_like(inputs, problem.wrt, constants=self.constants)
+        try:
+            out = problem.fn(sympy_xp, *sym.args)
+        except NotImplementedError as exc:
+            raise UnsupportedError(problem.name, self.name,
+                                   f"the function uses what the SymPy namespace lacks: {exc}") from exc
+        out_shape = np.shape(out) if isinstance(out, np.ndarray) else ()
+        outputs = [sympy.sympify(e) for e in np.asarray(out, dtype=object).reshape(-1)]
+        if not problem.vector_output and len(outputs) != 1:
+            raise ValueError(f"the function returned shape {out_shape} where a scalar is needed.")
+        info["build_s"] = clock() - t0
+        wrt_flat = sym.wrt_flat
+        info["n_wrt_symbols"] = len(wrt_flat)
+        info["n_symbols"] = len(sym.all_flat)
+        info["constants"] = self.constants
+        info["ops_function"] = count_ops(outputs)
+        info["dag_nodes_function"] = dag_size(outputs)
+        self._check_swell(problem, "function", info["ops_function"], outputs, tree=True)
+
+        t0 = clock()
+        jac_rows = jac_cols = None
+        if problem.vector_output:
+            index = {s: j for j, s in enumerate(wrt_flat)}
+            rows, cols, grad_exprs = [], [], []
+            for i, y in enumerate(outputs):
+                for s in sorted(y.free_symbols & index.keys(), key=index.__getitem__):
+                    d = y.diff(s)
+                    if d != 0:
+                        rows.append(i), cols.append(index[s]), grad_exprs.append(d)
+            jac_rows, jac_cols = np.array(rows, dtype=np.intp), np.array(cols, dtype=np.intp)
+            info["jacobian_nonzeros"] = len(grad_exprs)
+        else:
+            f = outputs[0]
+            free = f.free_symbols
+            grad_exprs = [f.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
+        info["diff_s"] = clock() - t0
+        info["ops_gradient"] = count_ops(grad_exprs)
+        info["dag_nodes_gradient"] = dag_size(grad_exprs)
+        self._check_swell(problem, "derivative", info["ops_gradient"], grad_exprs)
+
+        t0 = clock()
+        f_cse = g_cse = None
+        if self.use_cse:
+            f_cse, g_cse = _cse(outputs), _cse(grad_exprs)
+            info["ops_function_cse"] = count_ops([e for _, e in f_cse[0]] + f_cse[1])
+            info["ops_gradient_cse"] = count_ops([e for _, e in g_cse[0]] + g_cse[1])
+            info["cse_subexpressions_gradient"] = len(g_cse[0])
+        info["cse_s"] = clock() - t0
+
+        t0 = clock()
+        args = sym.all_flat
+        f_fn = _lambdify(args, outputs, f_cse)
+        g_fn = _lambdify(args, grad_exprs, g_cse)
+        info["lambdify_s"] = clock() - t0
+        info["kinks"] = ("Heaviside(0) = 1/2 (maximum/Max ties, relu via maximum), sign(0) = 0 (abs), "
+                         "every element of an n-way max tie gets 1/2")
+
+        state = _State(
+            symbols=sym, outputs=outputs, out_shape=out_shape, grad_exprs=grad_exprs,
+            jac_rows=jac_rows, jac_cols=jac_cols, f_fn=f_fn, g_fn=g_fn,
+            wrt_shapes=[np.shape(inputs[i]) for i in problem.wrt],
+            constants=({i: np.array(inputs[i], copy=True) for i in range(len(inputs))
+                        if i not in problem.wrt} if self.constants == "numbers" else None))
+        return Prepared(problem, state=state, info=info)
+
+    def _check_swell(self, problem, what, tree_ops, exprs, tree=False):
+        """The function's tree size bounds the time ``sympy.diff`` takes (it walks the tree,
+        shared or not); the derivative's bounds printing it (its tree without CSE, its
+        distinct subexpressions with)."""
+        if tree or not self.use_cse:
+            size, kind = tree_ops, "operations in its expression tree"
+        else:
+            size, kind = dag_size(exprs), "distinct subexpressions"
+        if size > self.max_tree_ops:
+            raise UnsupportedError(problem.name, self.name,
+                                   f"expression swell: the {what} has {size} {kind} "
+                                   f"(limit {self.max_tree_ops}); too large to "
+                                   f"{'differentiate' if tree else 'print and compile'} in reasonable time")
+
+    # -- evaluate ---------------------------------------------------------------------------
+    def _values(self, prepared, inputs):
+        state = prepared.state
+        if state.constants is not None:
+            for i, c in state.constants.items():
+                if not np.array_equal(np.asarray(inputs[i]), c):
+                    raise ValueError(f"input {i} differs from the one given to prepare; with "
+                                     "constants='numbers' it is baked into the derivation: prepare again.")
+        return state.symbols.values(inputs)
+
+    def function(self, prepared, inputs):
+        state = prepared.state
+        prepared.evaluations += 1
+        values = np.asarray(state.f_fn(*self._values(prepared, inputs)), dtype=np.float64)
+        return values.reshape(state.out_shape)
+
+    def vjp(self, prepared, inputs, cotangent=None):
+        state = prepared.state
+        prepared.evaluations += 1
+        values = np.asarray(state.g_fn(*self._values(prepared, inputs)), dtype=np.float64)
+        if prepared.problem.vector_output:
+            if cotangent is None:
+                raise ValueError("this problem has a vector output: pass its cotangent.")
+            v = np.asarray(cotangent, dtype=np.float64).reshape(-1)
+            flat = np.zeros(sum(int(np.prod(s)) for s in state.wrt_shapes))
+            np.add.at(flat, state.jac_cols, v[state.jac_rows] * values)
+        else:
+            flat = values * (1.0 if cotangent is None else float(np.asarray(cotangent)))
+        return as_float64_arrays(_split(flat, state.wrt_shapes))
+
+    def hvp(self, prepared, inputs, v):
+        import sympy
+
+        problem, state = prepared.problem, prepared.state
+        if problem.vector_output:
+            raise UnsupportedError(problem.name, self.name, "hvp needs a scalar output")
+        if not problem.smooth:
+            raise UnsupportedError(problem.name, self.name,
+                                   "hvp of a nonsmooth problem: second derivatives of kinks are "
+                                   "DiracDelta terms, which do not evaluate numerically")
+        if state.hvp_fn is None:
+            t0 = time.perf_counter()
+            wrt_flat = state.symbols.wrt_flat
+            vs = [sympy.Symbol(f"v_{j}", real=True) for j in range(len(wrt_flat))]
+            gv = sympy.Add(*[g * vj for g, vj in zip(state.grad_exprs, vs)])
+            free = gv.free_symbols
+            hv = [gv.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
+            cse_result = _cse(hv) if self.use_cse else None
+            state.hvp_fn = _lambdify(state.symbols.all_flat + vs, hv, cse_result)
+            prepared.info["hvp_prepare_s"] = time.perf_counter() - t0
+            prepared.info["ops_hvp"] = count_ops(hv)
+        v_flat = [np.float64(x) for vi in v for x in np.asarray(vi, dtype=np.float64).reshape(-1)]
+        prepared.evaluations += 1
+        values = np.asarray(state.hvp_fn(*self._values(prepared, inputs), *v_flat), dtype=np.float64)
+        return as_float64_arrays(_split(values, state.wrt_shapes))
+
+
+class SympyCseBackend(SympyBackend):
+    """As ``sympy``, with common subexpressions eliminated (``sympy.cse``) before lambdify."""
+
+    name = "sympy-cse"
+    use_cse = True
+
+
+def _split(flat, shapes):
+    out, start = [], 0
+    for shape in shapes:
+        n = int(np.prod(shape))
+        out.append(np.asarray(flat[start:start + n]).reshape(shape))
+        start += n
+    return out
+
+
+def expression_size(problem, size: int, seed: int = 0, constants: str = "symbols",
+                    cse: bool = True) -> dict:
+    """Expression sizes of ``problem`` at ``size`` without lambdify or any limit:
+    symbols, ``count_ops`` of the function and of the derivatives (gradient, or Jacobian
+    entries for a vector output) before CSE, their DAG sizes, and after CSE (``cse=True``),
+    with the time each step took.  For experiments on expression swell."""
+    import sympy
+
+    from ..problems.symbolic import symbols_like, sympy_xp
+
+    clock = time.perf_counter
+    sympy.core.cache.clear_cache()
+    inputs = problem.inputs(size, seed)
+    t0 = clock()
+    sym = symbols_like(inputs, problem.wrt, constants=constants)
+    outputs = [sympy.sympify(e) for e in np.asarray(problem.fn(sympy_xp, *sym.args), dtype=object).reshape(-1)]
+    build_s = clock() - t0
+    t0 = clock()
+    derivs = []
+    for y in outputs:
+        free = y.free_symbols
+        derivs.extend(y.diff(s) for s in sym.wrt_flat if s in free)
+    diff_s = clock() - t0
+    row = {"problem": problem.name, "size": size, "n_wrt_symbols": len(sym.wrt_flat),
+           "n_symbols": len(sym.all_flat), "ops_function": count_ops(outputs),
+           "dag_nodes_function": dag_size(outputs), "ops_gradient": count_ops(derivs),
+           "dag_nodes_gradient": dag_size(derivs), "build_s": build_s, "diff_s": diff_s}
+    if cse:
+        t0 = clock()
+        f_repl, f_red = _cse(outputs)
+        g_repl, g_red = _cse(derivs)
+        row["cse_s"] = clock() - t0
+        row["ops_function_cse"] = count_ops([e for _, e in f_repl] + f_red)
+        row["ops_gradient_cse"] = count_ops([e for _, e in g_repl] + g_red)
+        row["cse_subexpressions_gradient"] = len(g_repl)
+    return row

@@ -1,0 +1,474 @@
+"""A SymPy array namespace: run a problem's ``fn(xp, *args)`` on symbols.
+
+Arrays of SymPy expressions are NumPy object arrays (``SymArray``, a thin
+subclass); ``sympy_xp`` offers NumPy's function names over them, elementwise,
+so the function written once for NumPy, JAX and the engine builds a SymPy
+expression here.  The symbolic backend differentiates that expression exactly.
+
+>>> import numpy as np
+>>> from diffcompare.problems.symbolic import sympy_xp as sxp, symbols_like
+>>> s = symbols_like((np.array([1.0, 2.0]),), wrt=(0,))
+>>> x, = s.args
+>>> x
+SymArray([x0_0, x0_1], dtype=object)
+>>> sxp.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+(1 - x0_0)**2 + 100*(-x0_0**2 + x0_1)**2
+>>> sxp.max(x), sxp.where(x > 0, x, 0)[0]
+(Max(x0_0, x0_1), Piecewise((x0_0, x0_0 > 0), (0, True)))
+
+Supported (everything else raises ``NotImplementedError`` naming the function):
+
+- operators ``+ - * / ** @``, unary ``-``, ``abs()``, comparisons ``< <= > >=``
+  (give arrays of SymPy relationals, for ``where``), indexing and slicing,
+  ``.T``, ``.shape``, ``.ndim``, ``.size``, ``.reshape``, iteration;
+- elementwise: ``exp log log1p expm1 sqrt sin cos tan tanh sinh cosh arctan abs sign square
+  negative positive add subtract multiply divide power maximum minimum clip where``;
+- reductions (``axis``/``keepdims``): ``sum mean prod max min amax amin`` (max/min as
+  ``sympy.Max``/``Min``), also as methods (``x.sum()``, ``x.max(axis=0)``);
+- linear algebra: ``matmul dot`` (``@``) for 1-D and 2-D operands;
+- shape: ``reshape transpose permute_dims swapaxes expand_dims squeeze broadcast_to
+  stack concatenate concat``;
+- creation: ``asarray zeros ones full zeros_like ones_like arange eye``;
+  constants ``pi e inf nan newaxis float64 float32``.
+
+Numeric (non-object) arguments stay NumPy arrays: ``sympy_xp.exp(np.ones(2))`` is
+plain NumPy, so constant inputs are not turned into SymPy numbers needlessly.
+
+Conventions worth knowing: symbols are real, so ``d|x|/dx = sign(x)`` (0 at 0);
+``d Max(x, y)/dx = Heaviside(x - y)``, which is ``1/2`` at a tie (also for
+``maximum(x, 0)``: relu'(0) = 1/2); an n-way tie in a ``max`` reduction gives
+``1/2`` to every tied element (a sum of n/2, not a subgradient); ``where`` becomes
+``Piecewise``, whose derivative takes the branch the condition selects.
+"""
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import operator
+
+import numpy as np
+import sympy
+
+__all__ = ["SymArray", "SymbolicInputs", "symbols_like", "sympy_xp", "SympyNamespace",
+           "SUPPORTED_FUNCTIONS", "lift"]
+
+
+# --- the array type -----------------------------------------------------------------
+
+def _relational(cls):
+    return np.frompyfunc(lambda a, b: cls(a, b), 2, 1)
+
+
+def _elementwise(func):
+    return np.frompyfunc(func, 1, 1)
+
+
+def _square(a):
+    return a * a
+
+
+def _sign(a):
+    return sympy.sign(a)
+
+
+# numpy ufunc -> elementwise sympy function (object-dtype numpy would call a method
+# named like the ufunc, ``x.exp()``, which SymPy expressions do not have).
+_UNARY = {
+    np.exp: sympy.exp, np.log: sympy.log, np.sqrt: sympy.sqrt, np.sin: sympy.sin,
+    np.cos: sympy.cos, np.tan: sympy.tan, np.tanh: sympy.tanh, np.sinh: sympy.sinh,
+    np.cosh: sympy.cosh, np.arctan: sympy.atan, np.absolute: sympy.Abs, np.sign: _sign,
+    np.square: _square, np.log1p: lambda a: sympy.log(1 + a), np.expm1: lambda a: sympy.exp(a) - 1,
+}
+_UNARY_UFUNCS = {k: _elementwise(v) for k, v in _UNARY.items()}
+_BINARY_UFUNCS = {
+    np.maximum: np.frompyfunc(sympy.Max, 2, 1), np.fmax: np.frompyfunc(sympy.Max, 2, 1),
+    np.minimum: np.frompyfunc(sympy.Min, 2, 1), np.fmin: np.frompyfunc(sympy.Min, 2, 1),
+    np.less: _relational(sympy.Lt), np.less_equal: _relational(sympy.Le),
+    np.greater: _relational(sympy.Gt), np.greater_equal: _relational(sympy.Ge),
+    np.equal: _relational(sympy.Eq), np.not_equal: _relational(sympy.Ne),
+}
+# object-dtype loops that call Python operators, which SymPy implements
+_PASSTHROUGH = {np.add, np.subtract, np.multiply, np.true_divide, np.divide, np.power,
+                np.negative, np.positive, np.float_power}
+_REDUCERS = {np.add: sympy.Add, np.multiply: sympy.Mul, np.maximum: sympy.Max,
+             np.minimum: sympy.Min, np.fmax: sympy.Max, np.fmin: sympy.Min}
+
+
+class SymArray(np.ndarray):
+    """A NumPy object array of SymPy expressions.
+
+    Differs from a plain object array only where NumPy would need Python truth
+    values or methods SymPy lacks: comparisons give arrays of relationals,
+    ``maximum``/``minimum``/``max``/``min`` use ``sympy.Max``/``Min``, ``exp``/``log``/...
+    use SymPy's functions, ``sum`` uses one n-ary ``sympy.Add`` (linear, where numpy's
+    pairwise ``+`` would be quadratic), ``@`` builds each element with one ``Add``.
+    """
+
+    __array_priority__ = 100.0
+
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        plain = tuple(i.view(np.ndarray) if isinstance(i, SymArray) else i for i in inputs)
+        if method == "__call__":
+            if ufunc is np.matmul:
+                result = _matmul(*plain)
+            elif ufunc in _UNARY_UFUNCS:
+                result = _UNARY_UFUNCS[ufunc](*plain, **kwargs)
+            elif ufunc in _BINARY_UFUNCS:
+                result = _BINARY_UFUNCS[ufunc](*plain, **kwargs)
+            elif ufunc in _PASSTHROUGH:
+                result = ufunc(*(_as_object(p) for p in plain), **kwargs)
+            else:
+                raise NotImplementedError(
+                    f"numpy.{ufunc.__name__} is not supported on symbolic (SymPy) arrays; "
+                    f"supported functions: {', '.join(SUPPORTED_FUNCTIONS)}.")
+        elif method == "reduce" and ufunc in _REDUCERS:
+            result = _reduce(plain[0], kwargs.get("axis", 0), kwargs.get("keepdims", False),
+                             _REDUCERS[ufunc])
+        else:
+            raise NotImplementedError(
+                f"numpy.{ufunc.__name__}.{method} is not supported on symbolic (SymPy) arrays.")
+        if out is not None:
+            target = out[0] if isinstance(out, tuple) else out
+            target[...] = result
+            return target
+        return _wrap(result)
+
+
+def _as_object(a):
+    if isinstance(a, np.ndarray) and a.dtype != object:
+        return a.astype(object)
+    return a
+
+
+def _wrap(result):
+    """Object arrays as ``SymArray``; 0-d results unwrapped to their element."""
+    if isinstance(result, np.ndarray):
+        if result.ndim == 0:
+            return result[()]
+        if result.dtype == object and not isinstance(result, SymArray):
+            return result.view(SymArray)
+    return result
+
+
+def lift(x):
+    """``x`` as a ``SymArray`` if it holds SymPy objects, else unchanged (numeric stays numeric)."""
+    if isinstance(x, SymArray):
+        return x
+    if isinstance(x, sympy.Basic):
+        a = np.empty((), dtype=object)
+        a[()] = x
+        return a.view(SymArray)
+    if isinstance(x, np.ndarray) and x.dtype == object:
+        return x.view(SymArray)
+    if isinstance(x, (list, tuple)) and _holds_symbolic(x):
+        a = np.empty(np.shape(np.asarray(x, dtype=object)), dtype=object)
+        a[...] = np.asarray(x, dtype=object)
+        return a.view(SymArray)
+    return x
+
+
+def _holds_symbolic(x) -> bool:
+    if isinstance(x, (list, tuple)):
+        return builtins.any(_holds_symbolic(i) for i in x)
+    return isinstance(x, sympy.Basic) or (isinstance(x, np.ndarray) and x.dtype == object)
+
+
+def _is_symbolic(x) -> bool:
+    return isinstance(x, sympy.Basic) or (isinstance(x, np.ndarray) and x.dtype == object)
+
+
+# --- reductions and matmul ----------------------------------------------------------
+
+def _normalize_axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    out = []
+    for ax in axes:
+        ax = operator.index(ax)
+        if not -ndim <= ax < ndim:
+            raise np.exceptions.AxisError(ax, ndim)
+        out.append(ax % ndim)
+    return tuple(sorted(set(out)))
+
+
+def _reduce(x, axis, keepdims, combine):
+    """Reduce over ``axis`` with one n-ary SymPy call (``Add``, ``Mul``, ``Max``, ``Min``) per output."""
+    a = np.asarray(x, dtype=object)
+    axes = _normalize_axes(axis, a.ndim)
+    kept = [d for d in range(a.ndim) if d not in axes]
+    moved = np.transpose(a, kept + list(axes))
+    kept_shape = tuple(a.shape[d] for d in kept)
+    rows = moved.reshape(kept_shape + (-1,))
+    if rows.shape[-1] == 0 and combine in (sympy.Max, sympy.Min):
+        raise ValueError("zero-size array to reduction operation max/min which has no identity")
+    out = np.empty(kept_shape, dtype=object)
+    for idx in np.ndindex(*kept_shape):
+        out[idx] = combine(*rows[idx])
+    if keepdims:
+        out = out.reshape(tuple(1 if d in axes else n for d, n in enumerate(a.shape)))
+    return out
+
+
+def _matmul(a, b):
+    """``a @ b`` for 1-D/2-D operands, each element one ``sympy.Add`` of products."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: input operand does not have enough dimensions (use * for scalars)")
+    if a.ndim > 2 or b.ndim > 2:
+        raise NotImplementedError("matmul on symbolic arrays supports 1-D and 2-D operands only; "
+                                  f"got shapes {a.shape} and {b.shape}.")
+    a2 = a.reshape(1, -1) if a.ndim == 1 else a
+    b2 = b.reshape(-1, 1) if b.ndim == 1 else b
+    if a2.shape[1] != b2.shape[0]:
+        raise ValueError(f"matmul: shapes {a.shape} and {b.shape} are not aligned "
+                         f"({a2.shape[1]} != {b2.shape[0]}).")
+    a2, b2 = _as_object(a2), _as_object(b2)
+    out = np.empty((a2.shape[0], b2.shape[1]), dtype=object)
+    for i in range(a2.shape[0]):
+        row = a2[i]
+        for j in range(b2.shape[1]):
+            out[i, j] = sympy.Add(*(row * b2[:, j]))
+    if a.ndim == 1:
+        out = out[0]
+    if b.ndim == 1:
+        out = out[..., 0]
+    return out
+
+
+# --- the namespace ----------------------------------------------------------------
+
+def _unary(name, ufunc):
+    def f(x):
+        if _is_symbolic(x):
+            return _wrap(ufunc(lift(x)))
+        return ufunc(x)
+
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` (SymPy's on symbolic arrays, NumPy's on numbers)."
+    return f
+
+
+def _binary(name, ufunc):
+    def f(a, b):
+        if _is_symbolic(a) or _is_symbolic(b):
+            return _wrap(ufunc(lift(a), lift(b)))
+        return ufunc(a, b)
+
+    f.__name__ = name
+    f.__doc__ = f"Elementwise ``{name}`` with broadcasting."
+    return f
+
+
+def _reduction(name, ufunc):
+    def f(x, axis=None, keepdims=False):
+        if _is_symbolic(x):
+            return _wrap(_reduce(x, axis, keepdims, _REDUCERS[ufunc]))
+        return ufunc.reduce(np.asarray(x), axis=axis, keepdims=keepdims)
+
+    f.__name__ = name
+    f.__doc__ = f"``{name}`` over ``axis`` (one n-ary SymPy node per output element)."
+    return f
+
+
+def _shape_fn(name, func):
+    def f(*args, **kwargs):
+        args = tuple(lift(a) if i == 0 else a for i, a in enumerate(args))
+        return _wrap(func(*args, **kwargs))
+
+    f.__name__ = name
+    return f
+
+
+def _sequence_fn(name, func):
+    def f(arrays, axis=0):
+        arrays = list(arrays)
+        if builtins.any(_is_symbolic(a) for a in arrays):
+            arrays = [_as_object(np.asarray(lift(a))) if not isinstance(a, SymArray) else a
+                      for a in arrays]
+            return _wrap(func([np.asarray(a) for a in arrays], axis=axis))
+        return func(arrays, axis=axis)
+
+    f.__name__ = name
+    return f
+
+
+def _mean(x, axis=None, keepdims=False):
+    if not _is_symbolic(x):
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    a = np.asarray(lift(x))
+    count = int(np.prod([a.shape[d] for d in _normalize_axes(axis, a.ndim)]))
+    total = _wrap(_reduce(a, axis, keepdims, sympy.Add))
+    return _wrap(total / count)
+
+
+def _where(condition, a, b):
+    if not (_is_symbolic(condition) or _is_symbolic(a) or _is_symbolic(b)):
+        return np.where(condition, a, b)
+    cond, x, y = np.broadcast_arrays(*(np.asarray(v, dtype=object) for v in (condition, a, b)))
+    return _wrap(_piecewise(cond, x, y))
+
+
+def _pick(c, a, b):
+    if isinstance(c, (bool, np.bool_)):
+        return a if c else b
+    if c is sympy.true:
+        return a
+    if c is sympy.false:
+        return b
+    return sympy.Piecewise((a, c), (b, True))
+
+
+_piecewise = np.frompyfunc(_pick, 3, 1)
+
+
+def _clip(x, a_min=None, a_max=None):
+    if a_min is not None:
+        x = maximum(x, a_min)
+    if a_max is not None:
+        x = minimum(x, a_max)
+    return x
+
+
+def _asarray(x, dtype=None):
+    if _holds_symbolic(x) if isinstance(x, (list, tuple)) else _is_symbolic(x):
+        return lift(x)
+    return np.asarray(x, dtype=dtype)
+
+
+maximum = _binary("maximum", np.maximum)
+minimum = _binary("minimum", np.minimum)
+
+
+class SympyNamespace:
+    """NumPy's names over SymPy object arrays.  ``sympy_xp.<name>`` for an unsupported
+    name raises ``NotImplementedError`` naming it."""
+
+    def __init__(self):
+        for name, uf in [("exp", np.exp), ("log", np.log), ("log1p", np.log1p), ("expm1", np.expm1),
+                         ("sqrt", np.sqrt), ("sin", np.sin), ("cos", np.cos), ("tan", np.tan),
+                         ("tanh", np.tanh), ("sinh", np.sinh), ("cosh", np.cosh),
+                         ("arctan", np.arctan), ("abs", np.absolute), ("absolute", np.absolute),
+                         ("sign", np.sign), ("square", np.square), ("negative", np.negative),
+                         ("positive", np.positive)]:
+            setattr(self, name, _unary(name, uf))
+        self.atan = self.arctan
+        for name, uf in [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
+                         ("divide", np.true_divide), ("true_divide", np.true_divide),
+                         ("power", np.power), ("pow", np.power), ("maximum", np.maximum),
+                         ("minimum", np.minimum), ("matmul", np.matmul), ("less", np.less),
+                         ("less_equal", np.less_equal), ("greater", np.greater),
+                         ("greater_equal", np.greater_equal)]:
+            setattr(self, name, _binary(name, uf))
+        self.dot = self.matmul
+        for name, uf in [("sum", np.add), ("prod", np.multiply), ("max", np.maximum),
+                         ("min", np.minimum)]:
+            setattr(self, name, _reduction(name, uf))
+        self.amax, self.amin = self.max, self.min
+        self.mean = _mean
+        self.where = _where
+        self.clip = _clip
+        self.asarray = _asarray
+        for name in ("reshape", "transpose", "swapaxes", "expand_dims", "squeeze", "broadcast_to"):
+            setattr(self, name, _shape_fn(name, getattr(np, name)))
+        self.permute_dims = self.transpose
+        self.stack = _sequence_fn("stack", np.stack)
+        self.concatenate = self.concat = _sequence_fn("concatenate", np.concatenate)
+        for name in ("zeros", "ones", "full", "zeros_like", "ones_like", "arange", "eye"):
+            setattr(self, name, getattr(np, name))
+        self.float64, self.float32, self.bool = np.float64, np.float32, np.bool_
+        self.pi, self.e = sympy.pi, sympy.E
+        self.inf, self.nan, self.newaxis = np.inf, np.nan, None
+
+    def __getattr__(self, name):
+        # only called for names not set in __init__
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError(
+            f"sympy_xp.{name} is not supported by the SymPy array namespace; supported: "
+            f"{', '.join(SUPPORTED_FUNCTIONS)}.")
+
+    def __repr__(self):
+        return "<SymPy array namespace (diffcompare.problems.symbolic.sympy_xp)>"
+
+
+sympy_xp = SympyNamespace()
+SUPPORTED_FUNCTIONS = tuple(sorted(n for n in vars(sympy_xp) if not n.startswith("_")))
+
+
+# --- symbols for a problem's inputs -----------------------------------------------
+
+@dataclasses.dataclass
+class SymbolicInputs:
+    """A problem's arguments with symbols in place of numbers.
+
+    ``args``: the argument list to call ``fn(sympy_xp, *args)`` with;
+    ``wrt_symbols``: one ``SymArray`` per differentiated argument (``problem.wrt`` order);
+    ``constant_symbols``: likewise for the other arguments when they were made symbols
+    (``constants="symbols"``), else empty; ``wrt`` / ``constant_indices``: argument indices.
+    Unpacks as ``wrt_symbols, args = symbols_like(...)``.
+    """
+
+    args: list
+    wrt: tuple
+    wrt_symbols: list
+    constant_indices: tuple
+    constant_symbols: list
+
+    def __iter__(self):
+        return iter((self.wrt_symbols, self.args))
+
+    @property
+    def wrt_flat(self) -> list:
+        return [s for a in self.wrt_symbols for s in np.asarray(a).reshape(-1)]
+
+    @property
+    def constant_flat(self) -> list:
+        return [s for a in self.constant_symbols for s in np.asarray(a).reshape(-1)]
+
+    @property
+    def all_flat(self) -> list:
+        """Every symbol: the differentiated ones first, then the constants (lambdify's order)."""
+        return self.wrt_flat + self.constant_flat
+
+    def values(self, inputs) -> list:
+        """The numbers for ``all_flat``, from the problem's numeric ``inputs``, as NumPy
+        float64 scalars (so division by zero etc. follow NumPy, not Python floats)."""
+        parts = [np.asarray(inputs[i], dtype=np.float64).reshape(-1)
+                 for i in self.wrt + self.constant_indices]
+        return list(np.concatenate(parts)) if parts else []
+
+
+def _symbol_array(index: int, value) -> SymArray:
+    a = np.asarray(value)
+    out = np.empty(a.shape, dtype=object)
+    for idx in np.ndindex(*a.shape):
+        name = f"x{index}" + "".join(f"_{i}" for i in idx)
+        out[idx] = sympy.Symbol(name, real=True)
+    return out.view(SymArray) if out.ndim else lift(out[()])
+
+
+def symbols_like(args, wrt, constants: str = "numbers") -> SymbolicInputs:
+    """Real SymPy symbols shaped like the differentiated ``args`` (named ``x<arg>_<i>_<j>``).
+
+    The other arguments stay numbers (``constants="numbers"``: they are baked into the
+    expression as constants) or become symbols too (``constants="symbols"``: still not
+    differentiated, but given at evaluation time, so one derivation serves any data).
+    A 0-d argument becomes a single symbol (``x<arg>``) in a 0-d ``SymArray``.
+    """
+    if constants not in ("numbers", "symbols"):
+        raise ValueError(f"constants must be 'numbers' or 'symbols', got {constants!r}.")
+    wrt = tuple(wrt)
+    out, wrt_syms, const_idx, const_syms = list(args), [], [], []
+    for i, a in enumerate(args):
+        if i in wrt or constants == "symbols":
+            s = _symbol_array(i, a)
+            out[i] = s
+            if i in wrt:
+                wrt_syms.append(s)
+            else:
+                const_idx.append(i)
+                const_syms.append(s)
+    # wrt order as given (may differ from argument order)
+    wrt_syms = [out[i] for i in wrt]
+    return SymbolicInputs(out, wrt, wrt_syms, tuple(const_idx), const_syms)
