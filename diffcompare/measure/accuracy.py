@@ -31,6 +31,8 @@ import numpy as np
 
 DIGITS = 50
 SYMBOLIC_LIMIT = 200       # differentiated scalars above which no symbolic reference is made
+MAX_TREE_OPS = 20_000      # operations in the function's expression tree, likewise
+CACHE_VERSION = 2          # bump when the way references are made changes: old entries are ignored
 SYMBOLIC_LABEL = f"sympy-exact@{DIGITS}digits"
 AGREEMENT_LABEL = "float64 agreement of exact methods"
 
@@ -77,11 +79,15 @@ def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Refe
 
     from ..problems import symbolic
 
+    from ..backends.symbolic import count_ops
+
     symbols, args = symbolic.symbols_like(inputs, problem.wrt)
     out = np.asarray(problem.fn(symbolic.sympy_xp, *args), dtype=object)
     if cotangent is not None:
         out = np.sum(out * np.asarray(cotangent, dtype=np.float64).astype(object))
     expr = sympy.sympify(np.asarray(out, dtype=object).reshape(-1)[0])
+    if count_ops([expr]) > MAX_TREE_OPS:   # the sympy backend's swell limit: fall back instead of hanging
+        raise NotImplementedError(f"expression swell: over {MAX_TREE_OPS} operations")
     # Float constants (from the inputs or the problem's code) become the exact binary
     # fractions they stand for, so the 50 digits are 50 digits of the float64 program.
     expr = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
@@ -168,6 +174,7 @@ def _cache_key(problem, size, seed, inputs, cotangent) -> str:
         h.update(repr(code.co_consts).encode())
         h.update(repr(code.co_names).encode())
     h.update(repr(problem.wrt).encode())
+    h.update(f"v{CACHE_VERSION}-{DIGITS}-{SYMBOLIC_LIMIT}-{MAX_TREE_OPS}".encode())
     return f"{problem.name}-{size}-{seed}-{h.hexdigest()[:16]}"
 
 

@@ -6,6 +6,12 @@
 
 Interrupt it and run it again: it resumes, running only the backend cells
 without a finished row (pass ``fresh=True`` to start over).
+
+After the grid, the suite's ``studies`` run one at a time, each in a subprocess with the
+suite's ``study_timeout_s`` (:func:`diffcompare.studies.isolated.run_isolated`); their
+tables and findings go to ``<results_dir>/studies/``.  A study that raises, hangs or
+crashes is recorded there with that status; the grid's rows are already on disk and stay.
+Studies run again on every call (a resumed run has new grid rows to analyze).
 """
 from __future__ import annotations
 
@@ -36,6 +42,12 @@ class RunSummary:
     rows_written: int          # rows appended by this call
     dropped_rows: int          # rows of unfinished cells removed when resuming
     wall_s: float
+    studies: dict = dataclasses.field(default_factory=dict)   # study name -> status
+
+    @property
+    def studies_failed(self) -> list:
+        """Studies that did not complete (error, timeout, crashed)."""
+        return [n for n, s in self.studies.items() if s in ("error", "timeout", "crashed")]
 
     @property
     def cells_run(self) -> int:
@@ -44,20 +56,24 @@ class RunSummary:
     def __str__(self):
         counts = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "nothing to run"
         resumed = f"; {self.resumed_cells} already done" if self.resumed_cells else ""
+        studies = ("; studies: " + ", ".join(f"{n} {s}" for n, s in self.studies.items())
+                   if self.studies else "")
         return (f"suite {self.suite}: {self.cells_run} of {self.total_cells} cells ({counts}){resumed}; "
-                f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}")
+                f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}{studies}")
 
 
 def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None = None,
               progress=None, *, experiments_dir=None, cell_function: str | None = None,
-              fsync: bool = False, startup_timeout_s: float = STARTUP_TIMEOUT_S) -> RunSummary:
+              fsync: bool = False, startup_timeout_s: float = STARTUP_TIMEOUT_S,
+              run_studies: bool = True) -> RunSummary:
     """Run every cell of ``suite`` (a :class:`Suite`, a suite name or a TOML path).
 
     Rows go to ``<results_dir>/results.jsonl`` as they finish; ``run.json`` holds
     the run id and the environment. Resumes by default; ``fresh=True`` starts over
     (old files kept as ``*.bak``). ``executor`` defaults to one group at a time;
     ``progress`` is None (auto), True, False or a :class:`~.progress.Progress`.
-    ``cell_function`` overrides the suite's measuring function."""
+    ``cell_function`` overrides the suite's measuring function. ``run_studies=False``
+    skips the suite's studies."""
     started = time.perf_counter()
     suite = suite if isinstance(suite, Suite) else load_suite(suite, experiments_dir)
     if cell_function is not None:
@@ -105,14 +121,42 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
         except BaseException:
             runner.cancel()
             raise
+        log.close()                  # the grid's rows are on disk before any study starts
+        study_status = _run_studies(suite, results_dir, show) if run_studies else {}
         summary = RunSummary(suite=suite.name, run_id=run["run_id"], results_path=log.path,
                              counts=dict(counts), total_cells=_grid.count_cells(groups),
                              resumed_cells=resumed, rows_written=log.rows_written,
-                             dropped_rows=state.dropped_rows, wall_s=time.perf_counter() - started)
+                             dropped_rows=state.dropped_rows, wall_s=time.perf_counter() - started,
+                             studies=study_status)
         return summary
     finally:
         log.close()
         show.close(summary)
+
+
+def _run_studies(suite: Suite, results_dir, show) -> dict:
+    """Each of the suite's studies in a subprocess; ``{name: status}``. Never raises for a
+    study's failure: whatever goes wrong is recorded in its findings file."""
+    if not suite.studies:
+        return {}
+    from ..studies import write_record
+    from ..studies.isolated import run_isolated
+
+    statuses = {}
+    for name in suite.studies:
+        show.cell_started(f"study {name}")       # the bar shows it; studies are not cells
+        try:
+            status = run_isolated(name, results_dir, quick=suite.quick_studies,
+                                  timeout_s=suite.study_timeout_s)
+        except Exception as exc:     # could not even start it: record, go on
+            status = "error"
+            try:
+                write_record(results_dir, name, status="error",
+                             message=f"could not run the study: {type(exc).__name__}: {exc}")
+            except Exception:
+                pass
+        statuses[name] = status
+    return statuses
 
 
 def _suite_info(suite: Suite) -> dict:

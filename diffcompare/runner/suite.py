@@ -17,6 +17,13 @@ Example (``experiments/suites/smoke.toml``)::
     [grid.options.fd-central]            # options for one backend's cells
     backend_options = { step = 1e-6 }
 
+Studies.  ``studies = ["fd_steps", "scaling", ...]`` (names from
+:data:`diffcompare.studies.STUDIES`, or ``"package.module[:object]"`` for a study of your
+own) run after the grid, each in a subprocess with a time
+limit of ``study_timeout_s`` seconds (default 900); ``quick_studies = true`` runs them at
+their quick settings.  Their tables and checked findings go to ``<results_dir>/studies/``;
+a study that fails or times out is recorded there and never costs the grid results.
+
 The runner does not interpret options: each backend cell's cell function gets
 ``options`` = the suite's ``[cell_options]`` table updated with the block's
 ``[grid.options.<backend>]`` table. (``diffcompare.measure.cell`` reads
@@ -48,7 +55,9 @@ else:  # pragma: no cover - Python 3.10
 from . import modules as _modules
 
 _TOP_KEYS = {"name", "description", "seeds", "dtypes", "timeout_s", "problem_modules",
-             "grid", "cell_function", "cell_options", "memory_limit_mb"}
+             "grid", "cell_function", "cell_options", "memory_limit_mb", "studies",
+             "study_timeout_s", "quick_studies"}
+DEFAULT_STUDY_TIMEOUT_S = 900.0
 _BLOCK_KEYS = {"problems", "backends", "sizes", "options", "timeout_s"}
 
 
@@ -79,6 +88,9 @@ class Suite:
     cell_function: str = _modules.DEFAULT_CELL_FUNCTION
     cell_options: dict = dataclasses.field(default_factory=dict)   # for every cell
     memory_limit_mb: int | None = None
+    studies: tuple = ()              # study names, run after the grid (diffcompare.studies)
+    study_timeout_s: float = DEFAULT_STUDY_TIMEOUT_S
+    quick_studies: bool = False
     path: Path | None = None         # the TOML file it came from, if any
 
     @property
@@ -116,15 +128,24 @@ class Suite:
         memory_limit_mb = data.get("memory_limit_mb")
         if memory_limit_mb is not None:
             memory_limit_mb = int(_positive(memory_limit_mb, "memory_limit_mb", where))
-        blocks = data.get("grid")
-        if not isinstance(blocks, list) or not blocks:
-            raise SuiteError(f"{where}: add at least one [[grid]] block with problems, backends and sizes.")
+        studies = _str_list(data.get("studies", []), "studies", where, allow_empty=True)
+        study_timeout_s = _positive(data.get("study_timeout_s", DEFAULT_STUDY_TIMEOUT_S),
+                                    "study_timeout_s", where)
+        quick_studies = data.get("quick_studies", False)
+        if not isinstance(quick_studies, bool):
+            raise SuiteError(f"{where}: `quick_studies` must be true or false, got {quick_studies!r}.")
+        blocks = data.get("grid", [] if studies else None)
+        if not isinstance(blocks, list) or not (blocks or studies):
+            raise SuiteError(f"{where}: add at least one [[grid]] block with problems, backends and sizes "
+                             "(or a `studies` list).")
         grid = tuple(_block(b, i, where) for i, b in enumerate(blocks, 1))
         suite = cls(name=name, grid=grid, description=str(data.get("description", "")),
                     seeds=seeds, dtypes=dtypes, timeout_s=timeout_s,
                     problem_modules=problem_modules, cell_function=cell_function,
                     cell_options=dict(cell_options),
-                    memory_limit_mb=memory_limit_mb, path=Path(path) if path else None)
+                    memory_limit_mb=memory_limit_mb, studies=studies,
+                    study_timeout_s=study_timeout_s, quick_studies=quick_studies,
+                    path=Path(path) if path else None)
         if validate:
             suite.validate()
         return suite
@@ -140,6 +161,14 @@ class Suite:
         except Exception as exc:
             raise SuiteError(f"{where}: importing problem_modules failed: "
                              f"{type(exc).__name__}: {exc}") from exc
+        if self.studies:
+            from .. import studies as _studies
+
+            for name in self.studies:
+                try:
+                    _studies.get(name)
+                except KeyError as exc:
+                    raise SuiteError(f"{where}: {exc.args[0]}.") from None
         known_problems = _modules.known_problem_names()
         for i, block in enumerate(self.grid, 1):
             for b in block.backends:

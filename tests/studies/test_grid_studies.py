@@ -1,0 +1,148 @@
+"""The grid studies' analyze() and check() on small synthetic results in the runner's schema."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from synthetic import cell_rows, results_frame
+
+from diffcompare.studies import accuracy, breakeven, scaling
+
+FD = {"fd-forward": lambda n: n + 1, "fd-central": lambda n: 2 * n,
+      "fd-complex-step": lambda n: n, "fd-richardson": lambda n: 6 * n}
+
+
+def _by_name(findings):
+    return {f.name: f for f in findings}
+
+
+def _scaling_rows(engine_ratio=lambda n: 5.0, central_evals=lambda n: 2 * n):
+    rows = []
+    for n in (8, 32, 128, 512):
+        t_f = 1e-5 + 2e-9 * n
+        rows += cell_rows("rosenbrock", n, "engine", n_inputs=n, function_s=t_f,
+                          gradient_s=engine_ratio(n) * t_f, peak_bytes=2000 + 120 * n, evaluations=1)
+        for b, evals in FD.items():
+            e = central_evals(n) if b == "fd-central" else evals(n)
+            rows += cell_rows("rosenbrock", n, b, family="finite-difference", n_inputs=n, function_s=t_f,
+                              gradient_s=e * t_f, peak_bytes=500 + 16 * n, evaluations=e)
+        if n <= 128:
+            rows += cell_rows("rosenbrock", n, "sympy", family="symbolic", n_inputs=n, prepare_s=1e-4 * n ** 1.7,
+                              function_s=t_f, gradient_s=t_f * 2, evaluations=1)
+        else:   # what measure.cell writes today when prepare refuses (an error, message names it)
+            rows += cell_rows("rosenbrock", n, "sympy", status="error")
+            rows[-1]["message"] = "UnsupportedError: ... unsupported: too many inputs (n=512 > 400)"
+    return rows
+
+
+def test_scaling_holds_on_textbook_numbers(tmp_path):
+    df = scaling.analyze(results_frame(tmp_path, _scaling_rows()))
+    assert set(df.problem) == {"rosenbrock"} and len(df) == 4 * 6
+    row = df[(df.backend == "fd-central") & (df.n_inputs == 32)].iloc[0]
+    assert row.evaluations == row.expected_evaluations == 64
+    assert row.gradient_function_ratio == pytest.approx(64)
+    assert df[(df.backend == "sympy") & (df["size"] == 512)].status.iloc[0] == "unsupported"
+    found = _by_name(scaling.check(df))
+    assert all(f.ok is not False for f in found.values()), [str(f) for f in found.values() if f.ok is False]
+    assert found["fd-central cost ∝ n"].ok and found["reverse mode: bounded gradient/function ratio"].ok
+    assert found["sympy-cse prepare time superlinear"].ok is None         # not run: no data
+    assert "slope 1.7" in found["sympy prepare time superlinear"].measured
+
+
+def test_scaling_fails_where_the_numbers_do(tmp_path):
+    rows = _scaling_rows(engine_ratio=lambda n: 0.5 * n, central_evals=lambda n: 2 * n + 1)
+    found = _by_name(scaling.check(scaling.analyze(results_frame(tmp_path, rows))))
+    assert found["fd-central evaluations"].ok is False and "0 of 4 cells match" in found["fd-central evaluations"].measured
+    assert found["reverse mode: bounded gradient/function ratio"].ok is False
+    assert found["fd-forward evaluations"].ok
+
+
+def test_scaling_without_its_cells_has_no_data(tmp_path):
+    df = scaling.analyze(results_frame(tmp_path, cell_rows("squire_trapp", 1, "engine", n_inputs=1,
+                                                            function_s=1e-5, gradient_s=1e-5)))
+    assert df.empty
+    assert all(f.ok is None for f in scaling.check(df))
+
+
+def _breakeven_rows(jit_grad=1e-5):
+    rows = []
+    for n, sympy_grad in ((4, 2e-6), (256, 1e-3)):
+        rows += cell_rows("p", n, "engine", n_inputs=n, prepare_s=1e-5, function_s=1e-5, gradient_s=1e-4)
+        rows += cell_rows("p", n, "sympy", family="symbolic", n_inputs=n, prepare_s=0.05 + 1e-5,
+                          function_s=1e-6, gradient_s=sympy_grad)
+        rows += cell_rows("p", n, "jax-eager", family="jax", n_inputs=n, prepare_s=1e-3, function_s=1e-4,
+                          gradient_s=1e-3)
+        rows += cell_rows("p", n, "jax-jit", family="jax", n_inputs=n, prepare_s=0.1, function_s=1e-5,
+                          gradient_s=jit_grad if n == 4 else 1e-5)
+    return rows
+
+
+def test_breakeven_numbers_and_checks(tmp_path):
+    df = breakeven.analyze(results_frame(tmp_path, _breakeven_rows()))
+    jit = df[(df.method == "jax-jit") & (df.baseline == "jax-eager")].set_index("n_inputs")
+    assert jit.breakeven_calls[4] == pytest.approx((0.1 - 1e-3) / (1e-3 - 1e-5))
+    sym = df[(df.method == "sympy") & (df.baseline == "engine")].set_index("n_inputs")
+    assert sym.breakeven_calls[4] == pytest.approx(0.05 / (1e-4 - 2e-6))
+    assert math.isinf(sym.breakeven_calls[256]) and not sym.pays_off[256]
+    found = _by_name(breakeven.check(df))
+    assert found["jax-jit pays off against jax-eager"].ok
+    assert found["sympy pays off against the engine on small problems"].ok
+    assert found["sympy-cse pays off against the engine on small problems"].ok is None
+    assert "never: p n=256" in found["sympy pays off against the engine on small problems"].measured
+
+
+def test_breakeven_fails_when_jit_is_slower(tmp_path):
+    df = breakeven.analyze(results_frame(tmp_path, _breakeven_rows(jit_grad=2e-3)))
+    found = _by_name(breakeven.check(df))
+    assert found["jax-jit pays off against jax-eager"].ok is False
+    assert "1 of 2 cells pay off" in found["jax-jit pays off against jax-eager"].measured
+
+
+def test_breakeven_calls_edge_cases():
+    assert breakeven.breakeven_calls(0.0, 0.1, 1e-5, 1e-3) == 0.0        # cheaper and faster
+    assert breakeven.breakeven_calls(0.0, 0.0, 1e-3, 1e-3) == 0.0        # the same
+    assert math.isinf(breakeven.breakeven_calls(1.0, 0.0, 1e-3, 1e-3))   # never
+
+
+REF = "sympy-exact@50digits"
+RHO = {"engine": 0.0, "torch": 1e-16, "sympy-cse": 2e-16, "fd-complex-step": 1e-16,
+       "fd-central": 3e-11, "fd-forward": 2e-8, "fd-richardson": 1e-12}
+
+
+def _accuracy_rows(rho=RHO, reference=REF):
+    rows = []
+    for problem, size in (("squire_trapp", 4), ("rosenbrock", 8)):     # |f| ≈ 11 and ≈ 4900
+        for backend, r in rho.items():
+            if problem == "rosenbrock" and backend.startswith("fd-") and backend != "fd-complex-step":
+                r *= 100                                  # rounding relative to a larger |f|
+            rows += cell_rows(problem, size, backend, n_inputs=size, function_s=1e-5, gradient_s=1e-5,
+                              error_rho=r, error_rel=2 * r, reference=reference)
+    # excluded from the checks: a nonsmooth problem, and an ill-conditioned one
+    rows += cell_rows("relu_kink", 8, "engine", n_inputs=8, function_s=1e-5, gradient_s=1e-5,
+                      error_rho=0.25, error_rel=0.5, reference=REF)
+    rows += cell_rows("logistic_map", 64, "engine", n_inputs=1, function_s=1e-5, gradient_s=1e-5,
+                      error_rho=1e-6, error_rel=1e-6, reference=REF)
+    return rows
+
+
+def test_accuracy_holds_on_textbook_errors(tmp_path):
+    df = accuracy.analyze(results_frame(tmp_path, _accuracy_rows()))
+    assert set(df.method_class.dropna()) == {"exact", "complex-step", "central", "forward", "richardson"}
+    assert not df[df.problem.isin(["relu_kink", "logistic_map"])].checked.any()
+    assert df[df.problem == "rosenbrock"].kappa.iloc[0] == pytest.approx(4907.3, rel=1e-3)
+    fwd = df[(df.backend == "fd-forward") & (df.problem == "rosenbrock")].iloc[0]
+    assert fwd.expected_high == pytest.approx(1e-5 * fwd.kappa) and fwd.within
+    found = _by_name(accuracy.check(df))
+    assert all(f.ok for f in found.values()), [str(f) for f in found.values() if not f.ok]
+    assert "not checked, ill-conditioned: logistic_map" in found["exact methods"].measured
+    assert "slope 0.7" in found["finite-difference error grows with |f|"].measured
+
+
+def test_accuracy_fails_out_of_range_and_on_a_float64_reference(tmp_path):
+    rows = _accuracy_rows(rho={**RHO, "fd-forward": 1e-3, "fd-central": 1e-16},
+                          reference="float64 agreement of exact methods (engine, torch; max rho 1e-16)")
+    found = _by_name(accuracy.check(accuracy.analyze(results_frame(tmp_path, rows))))
+    assert found["forward methods"].ok is False and "outside: fd-forward" in found["forward methods"].measured
+    assert found["central methods"].ok is False          # too good to be a central difference
+    assert found["high-precision reference"].ok is False
+    assert found["exact methods"].ok
