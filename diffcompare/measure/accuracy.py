@@ -93,7 +93,7 @@ def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Refe
     expr = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
     flat_symbols = [s for sym in symbols for s in np.asarray(sym, dtype=object).ravel()]
     grads = [sympy.diff(expr, s) for s in flat_symbols]
-    evaluate = sympy.lambdify(flat_symbols, grads, modules=[_MPMATH_EXTRA, "mpmath"])
+    evaluate = sympy.lambdify(flat_symbols, grads, modules=[_MPMATH_EXTRA, "mpmath"], cse=True)
     values = [inputs[i] for i in problem.wrt]
     point = [mpmath.mpf(float(v)) for a in values for v in np.asarray(a, dtype=np.float64).ravel()]
     with mpmath.workdps(digits):
