@@ -1,7 +1,9 @@
-"""Command line: ``diffcompare run | list | demo``  (``python -m diffcompare`` works too).
+"""Command line: ``diffcompare run | report | list | demo``  (``python -m diffcompare`` works too).
 
 - ``diffcompare run --suite quick`` runs a suite's grid (and its studies) into a
   results folder, resuming by default (``--fresh`` starts over);
+- ``diffcompare report results/quick -o reports/quick.html`` writes the results folder's
+  report: one HTML file that opens from disk with nothing fetched;
 - ``diffcompare list [problems|backends|suites|capabilities]`` shows what exists;
 - ``diffcompare demo`` prints the engine's graphs and gradients for the seed examples.
 
@@ -27,6 +29,24 @@ def _run(args) -> int:
     summary = run_suite(suite, results_dir, fresh=args.fresh, progress=None if not args.quiet else False,
                         experiments_dir=args.experiments)
     print(summary)
+    return 0
+
+
+def _report(args) -> int:
+    from pathlib import Path
+
+    from .report import build_report
+
+    results = Path(args.results_dir)
+    if not results.is_dir():
+        raise UsageError(f"results folder {results} does not exist; run "
+                         f"`diffcompare run --suite quick --results {results}` first.")
+    if not (results / "results.jsonl").exists() and not (results / "run.json").exists():
+        raise UsageError(f"{results} holds no results.jsonl or run.json: not a results folder.")
+    out = Path(args.out) if args.out else Path("reports") / f"{results.resolve().name}.html"
+    path = build_report(results, out, seeds=not args.no_seeds)
+    size = path.stat().st_size
+    print(f"report written to {path} ({size / 1024:.0f} KiB); open it in a browser: {path.resolve().as_uri()}")
     return 0
 
 
@@ -78,6 +98,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
     p.set_defaults(func=_run)
+
+    p = sub.add_parser("report", help="write the HTML report of a results folder")
+    p.add_argument("results_dir", help="results folder (what `diffcompare run --results` wrote)")
+    p.add_argument("-o", "--out", help="HTML file to write (default reports/<results folder name>.html)")
+    p.add_argument("--no-seeds", action="store_true",
+                   help="leave out the seed-questions section (it runs the engine live)")
+    p.set_defaults(func=_report)
 
     p = sub.add_parser("list", help="problems, backends, suites or the capability table")
     p.add_argument("what", nargs="?", default="problems",

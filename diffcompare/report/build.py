@@ -1,0 +1,65 @@
+"""Build the report: ``build_report(results_dir, out_path)`` writes one offline HTML file.
+
+>>> import tempfile, pathlib
+>>> out = build_report(tempfile.mkdtemp(), pathlib.Path(tempfile.mkdtemp()) / "r.html", seeds=False)
+>>> out.read_text().startswith("<!DOCTYPE html>")
+True
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import data as _data
+from .html import code, join
+from .sections import Section, accuracy, environment, memory, overview, seeds, speed
+
+#: The sections, in page order: (id, builder).
+SECTIONS = (("overview", overview.build), ("accuracy", accuracy.build), ("speed", speed.build),
+            ("memory", memory.build), ("seeds", seeds.build), ("environment", environment.build))
+
+
+def build_sections(report_data, include_seeds: bool = True) -> list:
+    out = []
+    for sid, builder in SECTIONS:
+        if sid == "seeds" and not include_seeds:
+            continue
+        try:
+            out.append(builder(report_data))
+        except Exception as exc:        # one broken section must not hide the others
+            import traceback
+
+            from .html import p, pre
+            out.append(Section(sid, sid.capitalize(), join(
+                p("This section could not be built from these results:", class_="warn"),
+                pre(f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=4)}", class_="message"))))
+    return out
+
+
+def render(results_dir, seeds: bool = True) -> str:
+    """The report of ``results_dir`` as HTML text (the same data gives the same text)."""
+    from .page import page
+
+    d = _data.load(results_dir)
+    title = f"diffcompare report — {d.suite_name}" if d.suite_name else "diffcompare report"
+    subtitle = join("Results folder ", code(Path(results_dir).name), "; run ", code(d.run_id or "—"),
+                    ". Engine, SymPy, finite differences, JAX and torch on the same problems: "
+                    "accuracy, speed and memory.")
+    footer = join("Written by ", code("diffcompare report"), " from ", code("results.jsonl"), ", ",
+                  code("run.json"), " and ", code("studies/"), "; the seed section ran the engine live. "
+                  "Self-contained: no scripts, fonts or images are fetched.")
+    return page(title, subtitle, build_sections(d, include_seeds=seeds), footer)
+
+
+def build_report(results_dir, out_path, seeds: bool = True) -> Path:
+    """Write the report of ``results_dir`` to ``out_path`` (folders created) and return it."""
+    results_dir = Path(results_dir)
+    if not results_dir.is_dir():
+        raise FileNotFoundError(f"results folder {results_dir} does not exist; run "
+                                "`diffcompare run --suite quick --results <folder>` first.")
+    text = render(results_dir, seeds=seeds)
+    out_path = Path(out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out_path.with_name(out_path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(out_path)
+    return out_path

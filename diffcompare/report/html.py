@@ -1,0 +1,110 @@
+"""Safe HTML building: text is escaped unless it is :class:`Markup` made here.
+
+>>> str(p("a < b", Markup("<b>c</b>")))
+'<p>a &lt; b<b>c</b></p>'
+>>> str(table(["name", "n"], [["<script>", 3]]))   # doctest: +ELLIPSIS
+'<table><thead><tr><th>name</th><th>n</th></tr></thead><tbody><tr><td>&lt;script&gt;</td><td class="num">3</td></tr></tbody></table>'
+"""
+from __future__ import annotations
+
+import re
+
+from .fmt import esc
+
+
+class Markup(str):
+    """HTML that is already safe (built from escaped parts)."""
+
+
+def render(value) -> Markup:
+    """``value`` as HTML: Markup as is, a list joined, anything else escaped."""
+    if isinstance(value, Markup):
+        return value
+    if isinstance(value, (list, tuple)):
+        return Markup("".join(render(v) for v in value))
+    return Markup(esc(value))
+
+
+def _attrs(attrs: dict) -> str:
+    out = []
+    for k, v in attrs.items():
+        if v is None or v is False:
+            continue
+        name = k.rstrip("_").replace("_", "-")
+        out.append(f' {name}' if v is True else f' {name}="{esc(v)}"')
+    return "".join(out)
+
+
+def tag(name: str, *children, **attrs) -> Markup:
+    return Markup(f"<{name}{_attrs(attrs)}>{render(list(children))}</{name}>")
+
+
+def p(*children, **attrs) -> Markup:
+    return tag("p", *children, **attrs)
+
+
+def code(text) -> Markup:
+    return tag("code", text)
+
+
+def pre(text, **attrs) -> Markup:
+    return tag("pre", text, **attrs)
+
+
+def join(*parts) -> Markup:
+    return render(list(parts))
+
+
+def slug(text: str) -> str:
+    """An id-safe version of ``text``."""
+    return re.sub(r"[^a-z0-9]+", "-", str(text).lower()).strip("-") or "x"
+
+
+_STATUS_CLASS = {"ok": "ok", "holds": "ok", "unsupported": "unsupported", "unavailable": "unsupported",
+                 "skipped": "unsupported", "timeout": "timeout", "error": "error", "crashed": "error",
+                 "checks-failed": "error", "fails": "error", "unfinished": "missing",
+                 "missing": "missing", "no-data": "missing", "no data": "missing"}
+
+
+def badge(status, text=None) -> Markup:
+    """A coloured status label (ok green, unsupported grey, timeout amber, error red)."""
+    cls = _STATUS_CLASS.get(str(status), "other")
+    return tag("span", status if text is None else text, class_=f"badge st-{cls}")
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def table(headers, rows, caption=None, cls=None, num_cols=None, row_classes=None) -> Markup:
+    """A table; ``rows`` hold values or Markup.  Numbers (and columns listed in
+    ``num_cols``) are right-aligned."""
+    num_cols = set(num_cols or ())
+    head = "".join(f"<th>{render(h)}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        tds = []
+        for j, v in enumerate(row):
+            right = j in num_cols or _is_num(v)
+            tds.append(f'<td class="num">{render(v)}</td>' if right else f"<td>{render(v)}</td>")
+        rc = (row_classes or {}).get(i) if isinstance(row_classes, dict) else None
+        body.append(f'<tr class="{esc(rc)}">' if rc else "<tr>")
+        body.append("".join(tds) + "</tr>")
+    cap = f"<caption>{render(caption)}</caption>" if caption is not None else ""
+    cls_attr = f' class="{esc(cls)}"' if cls else ""
+    return Markup(f"<table{cls_attr}>{cap}<thead><tr>{head}</tr></thead>"
+                  f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def figure(svg: str | None, caption, empty: str = "nothing to plot") -> Markup:
+    """An inline SVG plot with its caption, or a visible note when there is no plot."""
+    if svg is None:
+        return tag("div", tag("strong", "No plot: "), empty, class_="noplot")
+    if type(svg).__name__ == "Failed":             # plots.Failed: drawing raised
+        return tag("div", tag("strong", "The plot could not be drawn: "), str(svg), class_="noplot warn")
+    return Markup(f'<figure class="plot-figure">{svg}<figcaption>{render(caption)}</figcaption></figure>')
+
+
+def scroll(content) -> Markup:
+    """Wide content (tables) in a horizontally scrolling box."""
+    return tag("div", content, class_="scroll")

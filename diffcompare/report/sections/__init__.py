@@ -1,0 +1,25 @@
+"""The report's sections; each module has ``build(data) -> Section``."""
+from __future__ import annotations
+
+import dataclasses
+
+from ..html import Markup
+
+
+@dataclasses.dataclass
+class Section:
+    id: str                 # the anchor, e.g. "overview"
+    title: str              # the heading and the navigation entry
+    body: Markup            # the section's HTML (already safe)
+    plots: int = 0          # how many plots it holds (the page check counts them)
+
+
+def size_labels(data) -> dict:
+    """problem -> x-axis label of its size (``size (batch)``, ``size (k steps)``, ...)."""
+    from ..data import problem_info
+
+    out = {}
+    for p in data.problems:
+        meaning = problem_info(p).get("size_meaning")
+        out[p] = f"size ({meaning})" if meaning else "size"
+    return out

@@ -1,0 +1,162 @@
+"""Speed: gradient time against size, the gradient/function ratio against the cheap-gradient
+bound, and preparation against evaluation (the break-even study)."""
+from __future__ import annotations
+
+import math
+
+from .. import plots
+from ..data import backend_order, problem_order
+from ..fmt import fmt_count, fmt_ratio, fmt_seconds
+from ..html import Markup, code, figure, join, p, scroll, table, tag
+from . import Section, size_labels
+
+
+def build(data) -> Section:
+    ok = data.ok("float64")
+    labels = size_labels(data)
+    n_plots = 0
+    svg = plots.time_vs_size(ok, size_labels=labels)
+    n_plots += plots.drawn(svg)
+    parts = [tag("h3", "Gradient time against problem size"),
+             p("Median seconds of one gradient call (after preparation; JAX after compiling), per "
+               "method, on log-log axes: a slope of 1 means time grows in proportion to the size."),
+             figure(svg, "One gradient call, median over the timing samples, float64.",
+                    empty="no problem ran at two or more sizes."),
+             _time_table(data, ok)]
+    svg = plots.ratio_vs_size(ok, size_labels=labels)
+    n_plots += plots.drawn(svg)
+    lo, hi = plots.CHEAP_GRADIENT_BAND
+    parts += [tag("h3", "Cost of a gradient relative to the function", id="ratio"),
+              p("Gradient time divided by the time of one function evaluation with the same method. "
+                "The green band is the ", tag("em", "cheap gradient principle"),
+                f" (Griewank & Walther, Evaluating Derivatives, 2008): reverse mode computes a whole "
+                f"gradient in at most about {lo:g}–{hi:g} times the operations of the function, "
+                "whatever the number of inputs n. Finite differences need n+1 (forward) or 2n (central) "
+                "evaluations, so their ratio grows with n; an interpreted engine adds Python overhead "
+                "per node on top of the operation count."),
+              figure(svg, "Gradient time ÷ function time per method; green band: the cheap-gradient "
+                          f"bound {lo:g}–{hi:g}×.",
+                     empty="no problem ran at two or more sizes with both timings."),
+              _ratio_table(ok)]
+    prep_parts, k = _preparation(data, ok)
+    n_plots += k
+    parts += prep_parts
+    return Section("speed", "Speed", join(*parts), plots=n_plots)
+
+
+def _largest(ok, prob):
+    sub = ok[ok["problem"] == prob]
+    return int(sub["size"].max()) if not sub.empty else None
+
+
+def _time_table(data, ok) -> Markup:
+    """Gradient time per method at each problem's largest size (statuses where not ok)."""
+    cells = data.cells[data.cells["dtype"] == "float64"]
+    backends = backend_order(cells["backend"])
+    rows = []
+    for prob in problem_order(cells["problem"]):
+        size = cells[cells["problem"] == prob]["size"].max()
+        row = [tag("span", prob, class_="name"), int(size)]
+        for b in backends:
+            c = cells[(cells["problem"] == prob) & (cells["backend"] == b) & (cells["size"] == size)]
+            if c.empty:
+                row.append(tag("span", "·", class_="muted"))
+            elif (c["status"] == "ok").all() and c["gradient_s"].notna().any():
+                row.append(fmt_seconds(c["gradient_s"].median()))
+            else:
+                from ..html import badge
+                row.append(join(*[badge(s) for s in sorted(set(c["status"]))]))
+        rows.append(row)
+    if not rows:
+        return Markup("")
+    return join(p("Gradient time at each problem's largest size:"),
+                scroll(table(["problem", "size"] + backends, rows, cls="compact numbers")))
+
+
+def _ratio_table(ok) -> Markup:
+    ok = ok[ok["ratio"].notna()]
+    if ok.empty:
+        return Markup("")
+    rows = []
+    for b in backend_order(ok["backend"]):
+        sub = ok[ok["backend"] == b]
+        big = sub[sub["size"] == sub.groupby("problem")["size"].transform("max")]
+        rows.append([tag("span", b, class_="name"), fmt_ratio(sub["ratio"].min()),
+                     fmt_ratio(sub["ratio"].median()), fmt_ratio(sub["ratio"].max()),
+                     fmt_ratio(big["ratio"].median())])
+    return scroll(table(["method", "smallest ratio", "median", "largest",
+                         "median at each problem's largest size"], rows, num_cols={1, 2, 3, 4},
+                        cls="compact"))
+
+
+def _preparation(data, ok):
+    parts = [tag("h3", "Preparation against evaluation", id="preparation"),
+             p("Some methods do work once before the first gradient: SymPy derives, simplifies (CSE) "
+               "and compiles the derivative; ", code("jax.jit"), " traces and compiles. The question is "
+               "after how many gradient calls that one-off cost has paid for itself.")]
+    n_plots = 0
+    pick = _showcase(ok)
+    if pick is not None:
+        prob, size = pick
+        rows = ok[(ok["problem"] == prob) & (ok["size"] == size)]
+        rows = rows.set_index("backend").loc[backend_order(rows["backend"])].reset_index()
+        svg = plots.prepare_vs_evaluate(rows, f"{prob}, size {size}")
+        n_plots += plots.drawn(svg)
+        parts.append(figure(svg, f"One-off preparation and one gradient call per method ({prob}, size "
+                                 f"{size}: the problem and size with the most methods ok), log scale."))
+        svg = plots.cost_of_calls(rows, f"{prob}, size {size}")
+        n_plots += plots.drawn(svg)
+        parts.append(figure(svg, "Total time of N gradient calls including preparation: where two lines "
+                                 "cross, the method that prepares more has paid for itself (break-even)."))
+    st = data.study("breakeven")
+    frame = st.frame
+    if frame is None or frame.empty:
+        parts.append(p("The breakeven study is ", st.status, (f" ({st.note})" if st.note else ""), ".",
+                       class_="warn"))
+        return parts, n_plots
+    pairs = list(dict.fromkeys(zip(frame["method"], frame["baseline"])))
+    keys = list(dict.fromkeys(zip(frame["problem"], frame["size"])))
+    order = {q: i for i, q in enumerate(problem_order(frame["problem"]))}
+    keys.sort(key=lambda k: (order.get(k[0], 0), int(k[1])))
+    rows = []
+    for prob, size in keys:
+        sub = frame[(frame["problem"] == prob) & (frame["size"] == size)]
+        row = [tag("span", prob, class_="name"), int(size)]
+        for m, b in pairs:
+            r = sub[(sub["method"] == m) & (sub["baseline"] == b)]
+            if r.empty:
+                row.append(tag("span", "·", class_="muted"))
+                continue
+            n_star = r["breakeven_calls"].iloc[0]
+            row.append(tag("span", fmt_count(n_star if n_star == n_star else math.inf),
+                           title=f"prepare {fmt_seconds(r['prepare_s'].iloc[0])}, per call "
+                                 f"{fmt_seconds(r['t_method_s'].iloc[0])} against "
+                                 f"{fmt_seconds(r['t_baseline_s'].iloc[0])}"))
+        rows.append(row)
+    summary = ["median N*", ""]
+    for m, b in pairs:
+        v = frame[(frame["method"] == m) & (frame["baseline"] == b)]["breakeven_calls"].astype(float)
+        fin = v[v.apply(math.isfinite)]
+        never = int((~v.apply(math.isfinite)).sum())
+        summary.append(join(fmt_count(fin.median()) if len(fin) else "—",
+                            f" ({never} never)" if never else ""))
+    rows.append([tag("strong", x) if isinstance(x, str) and x else x for x in summary])
+    parts += [p("From the ", code("breakeven"), " study: the number of gradient calls N* after which "
+                "each method has paid for its preparation against a baseline, "
+                "N* = (prepare − baseline prepare) ÷ (baseline per call − method per call); “never” "
+                "where the method is not faster per call (hover a number for its times)."),
+              scroll(table(["problem", "size"] + [f"{m} vs {b}" for m, b in pairs], rows,
+                           num_cols=set(range(1, len(pairs) + 2)), cls="compact"))]
+    return parts, n_plots
+
+
+def _showcase(ok):
+    """(problem, size) with the most methods that have both prepare and gradient times."""
+    both = ok[ok["prepare_s"].notna() & ok["gradient_s"].notna()]
+    if both.empty:
+        return None
+    counts = both.groupby(["problem", "size"]).size()
+    best = counts.max()
+    cands = sorted([k for k, v in counts.items() if v == best], key=lambda k: (-int(k[1]), str(k[0])))
+    prob, size = cands[0]
+    return prob, int(size)

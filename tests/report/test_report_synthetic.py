@@ -1,0 +1,82 @@
+"""The report of a synthetic results folder: escaped names, every status shown, offline."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from diffcompare.report import build_report, render
+from diffcompare.report.html import Markup, table
+
+
+@pytest.fixture
+def page(synthetic_results):
+    return render(synthetic_results, seeds=False)
+
+
+def test_no_markup_from_the_data_gets_through(page):
+    assert "<script" not in page.lower()
+    assert "<img" not in page.lower()
+    assert "onerror=alert" not in page.replace("onerror=alert(2)&gt;", "")   # only as escaped text
+    assert "<b>not bold</b>" not in page and "<i>fast</i>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "evil&quot;&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+    assert "&lt;b&gt;not bold&lt;/b&gt;" in page
+
+
+def test_every_status_is_shown_with_its_reason(page):
+    for status in ("ok", "unsupported", "timeout", "error", "crashed", "skipped", "unfinished", "missing"):
+        assert f">{status}" in page, status
+    assert "too many inputs &lt;400&gt;" in page                # the unsupported reason
+    assert "no progress for 30 s" in page                       # the timeout reason
+    assert "worker died: SIGKILL" in page
+
+
+def test_studies_shown_with_status_and_findings(page):
+    assert "FD &lt;steps&gt;" in page and "checks-failed" in page
+    assert "1e-6 &lt;bad&gt;" in page and "FAILS" in page and "no data" in page
+    assert "KeyError &lt;&#x27;prepare_s&#x27;&gt;" in page            # the failed study's message
+    assert "scaling" in page and "No findings file" in page             # planned, missing
+
+
+def test_offline_page(page):
+    assert page.startswith("<!DOCTYPE html>")
+    assert "Content-Security-Policy" in page
+    # no resource is referenced: no src attributes, no stylesheet or script links
+    assert not re.search(r"\bsrc\s*=", page.replace("src=x", ""))
+    assert "<link" not in page and "@import" not in page and "url(http" not in page
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert hrefs and all(h.startswith("#") for h in hrefs), [h for h in hrefs if not h.startswith("#")]
+
+
+def test_sections_and_plots(page):
+    assert "could not be built" not in page and "could not be drawn" not in page
+    for sid in ("overview", "accuracy", "speed", "memory", "environment"):
+        assert f'<section class="report" id="{sid}"' in page
+    declared = sum(int(n) for n in re.findall(r'data-plots="(\d+)"', page))
+    assert declared == page.count('<svg class="plot"') and declared >= 5
+
+
+def test_float32_rows_compared(page):
+    assert "Grid cells run in both dtypes" in page
+
+
+def test_same_data_same_file(synthetic_results, tmp_path):
+    a = build_report(synthetic_results, tmp_path / "a.html", seeds=False).read_bytes()
+    b = build_report(synthetic_results, tmp_path / "b.html", seeds=False).read_bytes()
+    assert a == b
+
+
+def test_html_helpers_escape():
+    t = table(["<h>"], [["<td>", Markup("<em>kept</em>")]])
+    assert "&lt;h&gt;" in t and "&lt;td&gt;" in t and "<em>kept</em>" in t
+
+
+def test_cli_report(synthetic_results, tmp_path, capsys):
+    from diffcompare.cli import main
+
+    out = tmp_path / "out" / "r.html"
+    assert main(["report", str(synthetic_results), "-o", str(out), "--no-seeds"]) == 0
+    assert out.exists() and "report written to" in capsys.readouterr().out
+    assert main(["report", str(tmp_path / "nowhere")]) == 2
+    assert "does not exist" in capsys.readouterr().err
