@@ -92,8 +92,9 @@ def table(headers, rows, caption=None, cls=None, num_cols=None, row_classes=None
         body.append("".join(tds) + "</tr>")
     cap = f"<caption>{render(caption)}</caption>" if caption is not None else ""
     cls_attr = f' class="{esc(cls)}"' if cls else ""
-    return Markup(f"<table{cls_attr}>{cap}<thead><tr>{head}</tr></thead>"
-                  f"<tbody>{''.join(body)}</tbody></table>")
+    # wrapped so a wide table scrolls on its own instead of running off the page
+    return Markup(f'<div class="scroll"><table{cls_attr}>{cap}<thead><tr>{head}</tr></thead>'
+                  f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def figure(svg: str | None, caption, empty: str = "nothing to plot") -> Markup:

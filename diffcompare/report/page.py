@@ -33,7 +33,7 @@ pre.formula-text { max-height: 12em; overflow-y: auto; }
 .muted { color: var(--muted); }
 .warn { color: #8a4b00; background: #fff6e5; border-left: 4px solid #e3a008; padding: 6px 10px; }
 .scroll { overflow-x: auto; max-width: 100%; margin: 6px 0 14px; }
-table { border-collapse: collapse; font-size: 13px; }
+table { border-collapse: collapse; font-size: 12.5px; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { border: 1px solid var(--line); padding: 4px 8px; vertical-align: top; text-align: left; }
 th { background: #eef2f7; font-weight: 600; position: sticky; top: 0; }
