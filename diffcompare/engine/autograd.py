@@ -250,7 +250,7 @@ def _execute(roots, retain_graph, create_graph, captures):
                 continue
             if grads[0] is not None or any(g is not None for g in grads):
                 input_grads = node.run_backward(grads, create_graph)
-                if not retain_graph:
+                if not retain_graph and node._saved is not None:
                     node.release()
             else:
                 input_grads = (None,) * len(node.next_functions)
