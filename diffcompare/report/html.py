@@ -3,7 +3,7 @@
 >>> str(p("a < b", Markup("<b>c</b>")))
 '<p>a &lt; b<b>c</b></p>'
 >>> str(table(["name", "n"], [["<script>", 3]]))   # doctest: +ELLIPSIS
-'<table><thead><tr><th>name</th><th>n</th></tr></thead><tbody><tr><td>&lt;script&gt;</td><td class="num">3</td></tr></tbody></table>'
+'<div class="scroll"><table><thead><tr><th>name</th><th>n</th></tr></thead><tbody><tr><td>&lt;script&gt;</td><td class="num">3</td></tr></tbody></table></div>'
 """
 from __future__ import annotations
 
