@@ -28,7 +28,8 @@ def _run(args) -> int:
     results_dir = args.results or f"results/{suite.name}"
     summary = run_suite(suite, results_dir, fresh=args.fresh, progress=None if not args.quiet else False,
                         experiments_dir=args.experiments)
-    print(summary)
+    if args.quiet:     # otherwise the progress display has printed it
+        print(summary)
     return 0
 
 
