@@ -20,7 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-from .ops import (abs, add, astype, broadcast_to, concatenate, cos, exp, expand_dims, log,
+# re-exported: these are the namespace's functions
+from .ops import (abs, add, astype, broadcast_to, concatenate, cos, exp, expand_dims, log,  # noqa: F401
                   logsumexp, matmul, max, maximum, mean, min, minimum, permute, reshape,
                   sin, sqrt, squeeze, stack, sum, swapaxes, tanh, where)
 from .tensor import Tensor

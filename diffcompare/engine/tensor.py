@@ -24,8 +24,6 @@ import weakref
 
 import numpy as np
 
-from . import grad_mode
-
 
 class _VersionCounter:
     """Counts in-place modifications; shared by a tensor and its views."""
