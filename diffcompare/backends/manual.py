@@ -92,13 +92,18 @@ def matmul_backward(a, b, g, need_a: bool, need_b: bool):
     return ga, gb
 
 
+def _mse(diff) -> float:
+    """mean(diff**2) in one pass."""
+    return float(np.vdot(diff, diff)) / diff.size
+
+
 def _mse_forward_backward(out, y):
     """``(mean((out - y)**2), d loss / d out)``; ``out`` is consumed as a buffer."""
     if np.broadcast_shapes(out.shape, np.shape(y)) == out.shape:
         diff = np.subtract(out, y, out=out)
     else:                                        # y broadcasts the output up (seed 001's trap)
         diff = out - y
-    loss = float(np.vdot(diff, diff)) / diff.size
+    loss = _mse(diff)
     diff *= 2.0 / diff.size                      # mse grad: 2 (out - y) / n
     return loss, unbroadcast(diff, out.shape), diff
 
@@ -118,8 +123,7 @@ def _linear_mse(args, need, value_only=False):
     x, w, b, y = args
     out = _affine(x, w, b)
     if value_only:
-        d = out - y
-        return float(np.vdot(d, d)) / d.size, None
+        return _mse(out - y), None
     loss, g_out, g_diff = _mse_forward_backward(out, y)
     grads = {}
     grads[0], grads[1] = matmul_backward(x, w, g_out, 0 in need, 1 in need)
@@ -142,8 +146,7 @@ def _mlp(activation):
             h = np.multiply(z, mask, out=z)       # relu, in place
         out = _affine(h, w2, b2)
         if value_only:
-            d = out - y
-            return float(np.vdot(d, d)) / d.size, None
+            return _mse(out - y), None
         loss, g_out, g_diff = _mse_forward_backward(out, y)
         grads = {}
         g_h, grads[3] = matmul_backward(h, w2, g_out, bool(need & {0, 1, 2}), 3 in need)

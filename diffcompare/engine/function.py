@@ -109,16 +109,6 @@ class SavedTensor:
     def nbytes(self) -> int:
         return self.data.nbytes
 
-    @property
-    def current_version(self) -> int:
-        """The tensor's version now; differs from ``version`` if it was modified in place."""
-        return self._vc.value if self.is_output else self.tensor._version
-
-    @property
-    def is_stale(self) -> bool:
-        """True if the tensor was modified in place since it was saved (backward will fail)."""
-        return self.current_version != self.version
-
     def unpack(self, as_tensor: bool):
         if self.is_output:
             current = self._vc.value
