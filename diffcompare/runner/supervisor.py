@@ -35,7 +35,7 @@ import time
 
 from .environment import worker_env
 from .grid import Group
-from .schema import make_row
+from ..results.schema import make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
 STARTUP_TIMEOUT_S = 120.0
@@ -84,8 +84,8 @@ class TimeoutMemory:
 class _Worker:
     """One worker process and a thread that reads its events into a queue."""
 
-    def __init__(self, task: dict, python: str):
-        self._stderr = tempfile.TemporaryFile()
+    def __init__(self, task: dict, python: str, stderr_path=None):
+        self._stderr = open(stderr_path, "w+b") if stderr_path else tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [python, "-m", "diffcompare.runner.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
@@ -259,6 +259,7 @@ class _GroupRun:
         self.runner, self.group = runner, group
         self.result = GroupResult(group, [], {}, written=runner.sink is not None)
         self.phase_rows: dict = {}           # backend -> its rows so far
+        self.skip_setup = False              # the group's shared work timed out once
 
     def run(self) -> GroupResult:
         todo = []
@@ -277,10 +278,11 @@ class _GroupRun:
     # One worker: runs backends until it finishes, times out or dies; returns those left.
     def _run_worker(self, todo: list) -> list:
         runner = self.runner
-        worker = runner.start_worker(runner.task(self.group, todo))
+        worker = runner.start_worker({**runner.task(self.group, todo), "skip_setup": self.skip_setup})
         left = list(todo)
         current = None            # the backend in progress (None between backends)
         ready = False
+        in_setup = False
         last_phase = None
         last_progress = time.monotonic()
         try:
@@ -296,6 +298,9 @@ class _GroupRun:
                     raise Cancelled()
                 if event is _TIMEOUT:
                     worker.kill()
+                    if not ready and in_setup and not self.skip_setup:
+                        self.skip_setup = True    # the shared work hangs: let each cell meet it
+                        return left
                     if not ready:
                         self._finish_all(left, "error", f"the worker did not start within {limit:g} s "
                                          f"(importing the problem and {runner.cell_function}).")
@@ -327,7 +332,9 @@ class _GroupRun:
                     return [b for b in left if b is not spec]
                 last_progress = time.monotonic()
                 kind = event.get("event")
-                if kind == "ready":
+                if kind == "setup":
+                    in_setup = True
+                elif kind == "ready":
                     ready = True
                 elif kind == "fatal":
                     self._finish_all(left, "error",
@@ -387,6 +394,8 @@ class _GroupRun:
         extra = dict(values.get("extra") or {})
         if self._options(backend):
             extra.setdefault("options", self._options(backend))
+        if values["phase"] == "cell":
+            extra["phase_rows"] = self._phase_count(backend)
         values["extra"] = extra
         try:
             row = make_row(**values)
@@ -396,6 +405,11 @@ class _GroupRun:
                               "message": f"the cell function yielded a bad row ({exc})",
                               "extra": {"row": bad}})
         self._emit(row)
+
+    def _phase_count(self, backend: str) -> int:
+        """Phase rows of ``backend`` written so far (a cell row records it: see
+        ``diffcompare.results.folder.finished_cells``)."""
+        return sum(1 for r in self.phase_rows.get(backend, ()) if r["phase"] != "cell")
 
     def _end(self, backend: str, wall_s):
         rows = self.phase_rows.get(backend, [])
@@ -417,9 +431,10 @@ class _GroupRun:
         options = self._options(backend)
         if options:
             extra["options"] = options
+        extra["phase_rows"] = self._phase_count(backend)
         extra = {k: v for k, v in extra.items() if v is not None}
         self._emit(make_row(**self._base(backend), phase="cell", status=status, message=message,
-                            extra=extra or None))
+                            extra=extra))
         self._cell_done(backend, status)
 
     def _finish_all(self, specs, status, message):

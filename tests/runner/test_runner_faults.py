@@ -7,7 +7,7 @@ import pytest
 
 from diffcompare import backends
 from diffcompare.runner import COLUMN_NAMES, load_results, run_suite
-from diffcompare.runner.schema import CELL_COLUMNS
+from diffcompare.results.schema import CELL_COLUMNS
 
 
 def cells_by_backend(frame):
