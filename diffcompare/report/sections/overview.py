@@ -2,7 +2,7 @@
 studies' expected-versus-measured findings."""
 from __future__ import annotations
 
-from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact, problem_info
+from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
 from ..html import Markup, badge, code, join, p, scroll, slug, table, tag
 from . import Section
@@ -46,7 +46,7 @@ def _what_ran(data) -> Markup:
     rows = []
     for name in data.problems:
         sub = cells[cells["problem"] == name]
-        info = problem_info(name)
+        info = data.problem_info(name)
         rows.append([tag("span", name, class_="name"), info.get("description", "(not in this catalog)"),
                      _sizes_text(sub["size"]), info.get("size_meaning", ""),
                      ", ".join(info.get("tags", [])), f"{(sub['status'] == 'ok').sum()} / {len(sub)}"])
@@ -168,7 +168,7 @@ def _headlines(data) -> Markup:
     for b in [b for b in data.backends if b in set(fd["backend"])]:
         sub = fd[fd["backend"] == b]
         i = sub["error_rho"].idxmax()
-        smooth = sub[sub["problem"].map(lambda q: problem_info(q).get("smooth", True))]
+        smooth = sub[sub["problem"].map(lambda q: data.problem_info(q).get("smooth", True))]
         j = smooth["error_rho"].idxmax() if not smooth.empty else None
         fd_rows.append([tag("span", b, class_="name"), fmt_error(sub.loc[i, "error_rho"]),
                         f"{sub.loc[i, 'problem']} (size {int(sub.loc[i, 'size'])})",
