@@ -132,7 +132,7 @@ class RunLock:
     >>> import tempfile
     >>> d = tempfile.mkdtemp()
     >>> with RunLock(d):
-    ...     RunLock(d).acquire()
+    ...     RunLock(d).acquire()  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     diffcompare.results.folder.ResultsLocked: ...
