@@ -30,6 +30,7 @@ from .executor import Executor, LocalExecutor
 from .progress import make_progress
 from ..results.catalog import snapshot
 from ..results.folder import REJECTED_FILE, ResultsError, ResultsLog, RunLock, write_catalog
+from ..results.schema import FAULT_STATUSES
 from .suite import Suite, load_suite
 from .supervisor import STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
 
@@ -53,7 +54,7 @@ class RunSummary:
     @property
     def studies_failed(self) -> list:
         """Studies that did not complete (error, timeout, crashed)."""
-        return [n for n, s in self.studies.items() if s in ("error", "timeout", "crashed")]
+        return [n for n, s in self.studies.items() if s in FAULT_STATUSES]
 
     @property
     def cells_run(self) -> int:

@@ -11,8 +11,9 @@ stdin
     its own process group.
 stdout (flushed line by line)
     ``{"event": "setup"}`` before the group's shared work, when the cell function has
-    a ``prepare_group(problem, size, seed, dtype, options)`` attribute (the accuracy
-    reference: work no single backend's cell should be charged with, so a cell's
+    a ``prepare_group(problem, size, seed, dtype, options, backend_names=[...])``
+    attribute (library imports, the accuracy reference: work no single backend's
+    cell should be charged with, so a cell's
     time and limit do not depend on which backend happened to run first; skipped
     when the task says ``"skip_setup": true``);
     ``{"event": "ready"}`` once the problem and the cell function are imported;
@@ -152,7 +153,8 @@ def run_task(task: dict, channel: _Channel) -> None:
         channel.send(event="setup")
         try:
             options = dict((task["backends"][0].get("options") or {}) if task["backends"] else {})
-            setup(task["problem"], task["size"], task["seed"], task["dtype"], options)
+            setup(task["problem"], task["size"], task["seed"], task["dtype"], options,
+                  backend_names=[b["name"] for b in task["backends"]])
         except Exception:        # the cells meet the same problem and record it as theirs
             traceback.print_exc()
     channel.send(event="ready", pid=os.getpid())

@@ -163,5 +163,5 @@ def _tail(text: str, max_chars: int = 3000) -> str:
     return text.strip()[-max_chars:]
 
 
-__all__ = ["STUDIES", "STATUSES", "Finding", "StudyOutcome", "get", "kind", "run_study",
+__all__ = ["STUDIES", "STATUSES", "FAILED_STATUSES", "STUDIES_DIR", "Finding", "StudyOutcome", "get", "kind", "run_study",
            "write_record", "read_record", "read_records", "status_of", "study_paths"]

@@ -132,11 +132,11 @@ def refuses_while_measuring(problem, size, seed, backend, dtype, options):
 BEHAVIORS["refuses_while_measuring"] = refuses_while_measuring
 
 
-def _slow_group_setup(problem, size, seed, dtype, options):
+def _slow_group_setup(problem, size, seed, dtype, options, backend_names=()):
     """Shared work of a group (like the accuracy reference): ``options["setup_s"]`` seconds,
     or forever with ``setup_s = -1``; each call appends a line to ``options["setup_log"]``."""
     with open(options["setup_log"], "a") as f:
-        f.write(f"{problem}/{size}\n")
+        f.write(f"{problem}/{size} {','.join(backend_names)}\n")
     seconds = float(options.get("setup_s", 0.0))
     time.sleep(3600 if seconds < 0 else seconds)
 
