@@ -32,7 +32,7 @@ from ..results.catalog import snapshot
 from ..results.folder import REJECTED_FILE, ResultsError, ResultsLog, RunLock, write_catalog
 from ..results.schema import FAULT_STATUSES
 from .suite import Suite, load_suite
-from .supervisor import STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
+from .supervisor import SETUP_TIMEOUT_S, STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
 
 
 @dataclasses.dataclass
@@ -74,6 +74,7 @@ class RunSummary:
 def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None = None,
               progress=None, *, experiments_dir=None, cell_function: str | None = None,
               fsync: bool = False, startup_timeout_s: float = STARTUP_TIMEOUT_S,
+              setup_timeout_s: float = SETUP_TIMEOUT_S,
               run_studies: bool = True) -> RunSummary:
     """Run every cell of ``suite`` (a :class:`Suite`, a suite name or a TOML path).
 
@@ -118,7 +119,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
             memory_limit_mb=suite.memory_limit_mb, sink=log.append, timeouts=timeouts,
             on_cell_start=lambda g, b: show.cell_started(f"{g.problem}/{g.size}/{b}"),
             on_cell_end=lambda g, b, status: show.cell_finished(f"{g.problem}/{g.size}/{b}", status),
-            startup_timeout_s=startup_timeout_s)
+            startup_timeout_s=startup_timeout_s, setup_timeout_s=setup_timeout_s)
         show.start(total=_grid.count_cells(groups), done=resumed, title=suite.name)
         try:
             for result in executor.map_groups(todo, runner):

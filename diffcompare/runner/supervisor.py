@@ -39,6 +39,9 @@ from ..results.schema import make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
 STARTUP_TIMEOUT_S = 120.0
+#: How long a group's shared work (the cell function's ``prepare_group``: library imports,
+#: the accuracy reference) may run before it is skipped and each cell meets it alone.
+SETUP_TIMEOUT_S = 120.0
 
 _EOF = object()
 _TIMEOUT = object()
@@ -179,6 +182,7 @@ class GroupRunner:
     def __init__(self, *, run_id: str, cell_function: str, problem_modules=(), base_dir=None,
                  memory_limit_mb=None, sink=None, timeouts: TimeoutMemory | None = None,
                  on_cell_start=None, on_cell_end=None, startup_timeout_s: float = STARTUP_TIMEOUT_S,
+                 setup_timeout_s: float = SETUP_TIMEOUT_S,
                  python: str | None = None):
         self.run_id = run_id
         self.cell_function = cell_function
@@ -190,6 +194,7 @@ class GroupRunner:
         self.on_cell_start = on_cell_start
         self.on_cell_end = on_cell_end
         self.startup_timeout_s = startup_timeout_s
+        self.setup_timeout_s = setup_timeout_s
         self.python = python or sys.executable
         self._families: dict = {}
         self._active: set = set()
@@ -288,7 +293,7 @@ class _GroupRun:
         try:
             while True:
                 if not ready:
-                    limit = runner.startup_timeout_s
+                    limit = runner.setup_timeout_s if in_setup else runner.startup_timeout_s
                 elif current is not None:
                     limit = current.timeout_s
                 else:                     # between backends, or all ended and "done" is next

@@ -92,7 +92,7 @@ def test_the_worker_records_unsupported_itself(tmp_path, rt):
 
 
 def _setup_suite(rt, tmp_path, setup_s, backends=("engine", "manual", "fd-forward")):
-    options = {b: {"setup_s": setup_s, "setup_log": str(tmp_path / "setup.log"), "phase_s": 0.2}
+    options = {b: {"setup_s": setup_s, "setup_log": str(tmp_path / "setup.log"), "phase_s": 0.05}
                for b in backends}
     return rt.make_suite([{"backends": list(backends), "sizes": [1], "options": options}],
                          cell_function="tests.runner.cells:with_group_setup", timeout_s=1.5)
@@ -114,7 +114,7 @@ def test_shared_work_of_a_group_is_charged_to_no_cell(tmp_path, rt):
 
 def test_shared_work_that_hangs_is_skipped_and_the_cells_still_run(tmp_path, rt):
     suite = _setup_suite(rt, tmp_path, -1, backends=("engine", "manual"))
-    summary = run_suite(suite, tmp_path, progress=False, startup_timeout_s=3)
+    summary = run_suite(suite, tmp_path, progress=False, setup_timeout_s=2)
     assert summary.counts == {"ok": 2}
 
 
