@@ -6,6 +6,7 @@
   crashes and exceptions into rows; :mod:`.worker` is the worker process;
 - the results folder (rows, run, catalog, lock) and the row schema are defined in
   :mod:`diffcompare.results` (:mod:`~diffcompare.results.folder`, :mod:`~diffcompare.results.schema`);
+- :mod:`.studies` runs a suite's studies in the same supervised workers;
 - :mod:`.executor` decides where groups run; :mod:`.progress` shows how far it got;
 - :func:`run_suite` ties them together.
 """
