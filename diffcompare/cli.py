@@ -66,9 +66,19 @@ def _list(args) -> int:
             state = "available" if support else f"unavailable: {support.reason}"
             print(f"{name:16s} {b.family:18s} {state}")
     elif what == "suites":
+        from .runner.suite import SuiteError
+
+        broken = []
         for name in list_suites(args.experiments):
-            suite = load_suite(name, args.experiments, validate=False)
+            try:
+                suite = load_suite(name, args.experiments, validate=False)
+            except SuiteError as exc:       # show the good ones; name the broken one after
+                broken.append(str(exc))
+                continue
             print(f"{name:10s} {suite.description}")
+        for message in broken:
+            print(f"diffcompare: broken suite: {message}", file=sys.stderr)
+        return 2 if broken else 0
     else:
         import pandas as pd
 
@@ -120,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
-    from .runner.results import ResultsError
+    from .results.folder import ResultsError
     from .runner.suite import SuiteError
 
     args = build_parser().parse_args(argv)

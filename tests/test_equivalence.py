@@ -107,9 +107,14 @@ def test_failing_problem_gives_a_per_backend_error_naming_both():
 def test_nan_and_wrong_shape_and_non_scalar_are_clear_errors():
     nan_p = problems.Problem(name="nan_out", fn=lambda xp, x: xp.sum(xp.sqrt(x)), description="sqrt of negatives",
                              make_inputs=lambda n, s: (-np.ones(n),))
-    with np.errstate(invalid="ignore"):
-        with pytest.raises(BackendError, match=r"problem 'nan_out' on backend 'engine'.*gradient .* not finite"):
+    inf_grad = problems.Problem(name="inf_grad", fn=lambda xp, x: xp.sum(xp.sqrt(x)), description="sqrt at 0",
+                                make_inputs=lambda n, s: (np.zeros(n),))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        with pytest.raises(BackendError, match=r"problem 'nan_out' on backend 'engine': the function value "
+                                               r"is not finite"):
             backends.compute_gradient(backends.get("engine"), nan_p, nan_p.inputs(2))
+        with pytest.raises(BackendError, match=r"problem 'inf_grad' on backend 'engine'.*gradient .* not finite"):
+            backends.compute_gradient(backends.get("engine"), inf_grad, inf_grad.inputs(2))
         prepared = backends.checked_prepare(backends.get("engine"), nan_p, nan_p.inputs(2))
         with pytest.raises(BackendError, match=r"problem 'nan_out'.*function value is not finite"):
             backends.checked_function(backends.get("engine"), prepared, nan_p.inputs(2))

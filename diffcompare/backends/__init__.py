@@ -77,8 +77,11 @@ def capability_table(problem_list=None):
 
 def compute_gradient(backend: Backend, problem, inputs, cotangent=None) -> tuple:
     """prepare + gradient (or vjp) with every failure turned into a ``BackendError``
-    naming the problem and the backend, and the results checked (shape, finiteness)."""
+    naming the problem and the backend, and the results checked (shape, finiteness).
+    The function's value is checked first: at a point where it is NaN or infinite a
+    gradient means nothing (some methods would still return a finite number)."""
     prepared = checked_prepare(backend, problem, inputs)
+    checked_function(backend, prepared, inputs)
     return checked_vjp(backend, prepared, inputs, cotangent)
 
 
@@ -114,7 +117,8 @@ def checked_function(backend: Backend, prepared: Prepared, inputs):
                            "reduce it (e.g. xp.sum) or tag the problem 'vector-output' with a cotangent.")
     if not np.all(np.isfinite(value)):
         raise BackendError(problem.name, backend.name,
-                           f"the function value is not finite ({_first_bad(value)}).")
+                           f"the function value is not finite ({_first_bad(value)}), so it has no "
+                           "gradient there; check the inputs (their range, a division by zero, an overflow).")
     return value
 
 

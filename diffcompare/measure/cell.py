@@ -85,6 +85,20 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
               device=info.get("device"), extra=_jsonable(_after_gradient_info(prepared)))
 
 
+def prepare_group(problem_name, size, seed, dtype="float64", options=None, backend_names=()):
+    """Work every backend of one (problem, size, seed, dtype) shares, done by the runner's
+    worker before the first backend: importing each backend's library, and the accuracy
+    reference (cached on disk, so each cell then only loads it). No cell's time or time
+    limit then depends on which backend ran first, e.g. after a resumed run."""
+    for name in backend_names:
+        backends.get(name).available()          # imports the library (jax, torch, sympy)
+    cache_dir = (options or {}).get("cache_dir")
+    accuracy.reference_gradient(problems.get(problem_name), size, seed, cache_dir=cache_dir)
+
+
+measure_cell.prepare_group = prepare_group
+
+
 def _timing_fields(t):
     return dict(time_median_s=t.median, time_iqr_s=t.iqr, time_min_s=t.min,
                 time_samples=list(t.samples), loops=t.loops)

@@ -52,6 +52,29 @@ class Problem:
         object.__setattr__(self, "wrt", tuple(self.wrt))
         if self.vector_output and self.make_cotangent is None:
             raise ValueError(f"problem {self.name!r} is tagged vector-output: give make_cotangent.")
+        self._check_wrt()
+
+    def _check_wrt(self):
+        """``wrt`` must name arguments ``fn(xp, *args)`` has (when its signature says how many)."""
+        import inspect
+
+        if not self.wrt or any(not isinstance(i, int) or isinstance(i, bool) or i < 0 for i in self.wrt):
+            raise ValueError(f"problem {self.name!r}: wrt must be argument indices (0, 1, ...), "
+                             f"got {self.wrt!r}.")
+        try:
+            params = list(inspect.signature(self.fn).parameters.values())
+        except (TypeError, ValueError):
+            return                                       # a builtin or C callable: cannot tell
+        if any(p.kind is p.VAR_POSITIONAL for p in params):
+            return
+        positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        n_args = len(positional) - 1                     # the first one is xp
+        bad = [i for i in self.wrt if i >= n_args]
+        if bad:
+            names = ", ".join(f"{i}: {p.name}" for i, p in enumerate(positional[1:]))
+            raise ValueError(f"problem {self.name!r}: wrt index {bad[0]} is beyond the arguments of "
+                             f"fn(xp, ...), which has {n_args} ({names or 'none'}); wrt counts them "
+                             "from 0, after xp.")
 
     @property
     def vector_output(self) -> bool:

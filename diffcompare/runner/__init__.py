@@ -4,17 +4,18 @@
 - :mod:`.grid` expands one into groups of cells (one group = one worker process);
 - :mod:`.supervisor` runs a group's backends in workers and turns timeouts,
   crashes and exceptions into rows; :mod:`.worker` is the worker process;
-- :mod:`.results` appends rows to ``results.jsonl``, resumes, loads and exports;
-- :mod:`.schema` defines the row columns and statuses;
+- the results folder (rows, run, catalog, lock) and the row schema are defined in
+  :mod:`diffcompare.results` (:mod:`~diffcompare.results.folder`, :mod:`~diffcompare.results.schema`);
+- :mod:`.studies` runs a suite's studies in the same supervised workers;
 - :mod:`.executor` decides where groups run; :mod:`.progress` shows how far it got;
 - :func:`run_suite` ties them together.
 """
 from .executor import Executor, LocalExecutor
 from .grid import BackendSpec, Group, build_groups
 from .progress import Progress, make_progress
-from .results import ResultsError, export, load_results, read_run
+from ..results.folder import ResultsError, export, load_results, read_run
+from ..results.schema import COLUMN_NAMES, STATUSES, make_row
 from .run import RunSummary, run_suite
-from .schema import COLUMN_NAMES, STATUSES, make_row
 from .suite import Suite, SuiteError, list_suites, load_suite
 
 __all__ = ["run_suite", "RunSummary", "Suite", "SuiteError", "load_suite", "list_suites",

@@ -1,7 +1,8 @@
-"""Progress display: a tqdm bar on a terminal, silence (or one summary line) otherwise.
+"""Progress display: a tqdm bar on a terminal, a line per group under a pipe or in a log.
 
 ``make_progress(None)`` picks: a bar when both stdout and stderr are terminals,
-else :class:`SummaryProgress` (nothing per cell, one line at the end).
+else :class:`LineProgress` (a line on stderr per finished group of cells, or every
+few seconds, and the summary line at the end).
 ``make_progress(False)`` is silent; ``True`` forces the bar; a
 :class:`Progress` instance is used as given.
 """
@@ -37,6 +38,65 @@ class SummaryProgress(Progress):
     def close(self, summary=None) -> None:
         if summary is not None:
             print(str(summary), file=self.stream or sys.stderr, flush=True)
+
+
+class LineProgress(SummaryProgress):
+    """Plain lines for logs and pipes: ``[done/total cells, elapsed] group: statuses``, one
+    when a group (problem/size) ends or at least every ``every_s`` seconds; the current
+    study as it starts; the summary line at the end."""
+
+    def __init__(self, stream=None, every_s: float = 5.0, clock=None):
+        super().__init__(stream)
+        import time
+
+        self.every_s = every_s
+        self.clock = clock or time.monotonic
+        self._lock = threading.Lock()
+        self.total = self.done = 0
+        self.started = self.last_line = self.clock()
+        self.group = None
+        self.counts = collections.Counter()
+
+    def _print(self, text):
+        print(text, file=self.stream or sys.stderr, flush=True)
+        self.last_line = self.clock()
+
+    def _flush_group(self):
+        if self.group is not None and self.counts:
+            statuses = ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
+            self._print(f"[{self.done}/{self.total} cells, {self.clock() - self.started:.0f} s] "
+                        f"{self.group}: {statuses}")
+        self.counts.clear()
+
+    def start(self, total, done=0, title=""):
+        with self._lock:
+            self.total, self.done = total, done
+            self.started = self.last_line = self.clock()
+            resumed = f", {done} already done" if done else ""
+            self._print(f"{title or 'run'}: {total} cells{resumed}")
+
+    def cell_started(self, name):
+        with self._lock:
+            if name.startswith("study "):
+                self._flush_group()
+                self.group = None
+                self._print(f"[{self.clock() - self.started:.0f} s] {name} ...")
+
+    def cell_finished(self, name, status):
+        group = name.rsplit("/", 1)[0]
+        with self._lock:
+            if group != self.group:
+                self._flush_group()
+                self.group = group
+            self.done += 1
+            self.counts[status] += 1
+            if self.clock() - self.last_line >= self.every_s:
+                self._flush_group()
+
+    def close(self, summary=None):
+        with self._lock:
+            self._flush_group()
+        super().close(summary)
 
 
 class TqdmProgress(Progress):
@@ -97,5 +157,5 @@ def make_progress(progress=None) -> Progress:
     if progress is True or (progress is None and _isatty(sys.stdout) and _isatty(sys.stderr)):
         return TqdmProgress()
     if progress is None:
-        return SummaryProgress()
+        return LineProgress()
     raise TypeError(f"progress must be None, True, False or a Progress, got {progress!r}.")

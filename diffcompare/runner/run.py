@@ -7,8 +7,12 @@
 Interrupt it and run it again: it resumes, running only the backend cells
 without a finished row (pass ``fresh=True`` to start over).
 
-After the grid, the suite's ``studies`` run one at a time, each in a subprocess with the
-suite's ``study_timeout_s`` (:func:`diffcompare.studies.isolated.run_isolated`); their
+One run at a time writes a results folder (``run.lock``): a second one fails at once,
+naming the first. The folder gets ``catalog.json`` (the problems' and methods'
+descriptions and the planned cells), so it can be reported on from the folder alone.
+
+After the grid, the suite's ``studies`` run one at a time, each in a supervised worker with the
+suite's ``study_timeout_s`` (:func:`diffcompare.runner.studies.run_study_supervised`); their
 tables and findings go to ``<results_dir>/studies/``.  A study that raises, hangs or
 crashes is recorded there with that status; the grid's rows are already on disk and stay.
 Studies run again on every call (a resumed run has new grid rows to analyze).
@@ -24,9 +28,11 @@ from . import grid as _grid
 from .environment import capture_environment
 from .executor import Executor, LocalExecutor
 from .progress import make_progress
-from .results import ResultsLog
+from ..results.catalog import snapshot
+from ..results.folder import REJECTED_FILE, ResultsError, ResultsLog, RunLock, write_catalog
+from ..results.schema import FAULT_STATUSES
 from .suite import Suite, load_suite
-from .supervisor import STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
+from .supervisor import SETUP_TIMEOUT_S, STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
 
 
 @dataclasses.dataclass
@@ -43,11 +49,12 @@ class RunSummary:
     dropped_rows: int          # rows of unfinished cells removed when resuming
     wall_s: float
     studies: dict = dataclasses.field(default_factory=dict)   # study name -> status
+    rejected_lines: int = 0    # unreadable lines of results.jsonl set aside (their cells rerun)
 
     @property
     def studies_failed(self) -> list:
         """Studies that did not complete (error, timeout, crashed)."""
-        return [n for n, s in self.studies.items() if s in ("error", "timeout", "crashed")]
+        return [n for n, s in self.studies.items() if s in FAULT_STATUSES]
 
     @property
     def cells_run(self) -> int:
@@ -58,13 +65,16 @@ class RunSummary:
         resumed = f"; {self.resumed_cells} already done" if self.resumed_cells else ""
         studies = ("; studies: " + ", ".join(f"{n} {s}" for n, s in self.studies.items())
                    if self.studies else "")
+        rejected = (f"; {self.rejected_lines} unreadable line(s) set aside in {REJECTED_FILE}, "
+                    "their cells run again" if self.rejected_lines else "")
         return (f"suite {self.suite}: {self.cells_run} of {self.total_cells} cells ({counts}){resumed}; "
-                f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}{studies}")
+                f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}{studies}{rejected}")
 
 
 def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None = None,
               progress=None, *, experiments_dir=None, cell_function: str | None = None,
               fsync: bool = False, startup_timeout_s: float = STARTUP_TIMEOUT_S,
+              setup_timeout_s: float = SETUP_TIMEOUT_S,
               run_studies: bool = True) -> RunSummary:
     """Run every cell of ``suite`` (a :class:`Suite`, a suite name or a TOML path).
 
@@ -80,13 +90,17 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
         suite = dataclasses.replace(suite, cell_function=cell_function)
     groups = _grid.build_groups(suite)
     executor = executor if executor is not None else LocalExecutor()
+    if Path(results_dir).exists() and not Path(results_dir).is_dir():
+        raise ResultsError(f"results folder {results_dir} is a file; give a folder (new or one "
+                           "a run wrote) to --results.")
+    lock = RunLock(results_dir, what=f"diffcompare run --suite {suite.name}").acquire()
     show = make_progress(progress)
-
     log = ResultsLog(results_dir, fsync=fsync)
-    state = log.open(fresh=fresh)
     summary = None
     try:
+        state = log.open(fresh=fresh)
         run = log.start_run(_suite_info(suite), capture_environment())
+        write_catalog(results_dir, snapshot(groups))
         timeouts = TimeoutMemory()
         for row in state.rows:
             if row.get("phase") == "cell" and row.get("status") == "timeout":
@@ -105,7 +119,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
             memory_limit_mb=suite.memory_limit_mb, sink=log.append, timeouts=timeouts,
             on_cell_start=lambda g, b: show.cell_started(f"{g.problem}/{g.size}/{b}"),
             on_cell_end=lambda g, b, status: show.cell_finished(f"{g.problem}/{g.size}/{b}", status),
-            startup_timeout_s=startup_timeout_s)
+            startup_timeout_s=startup_timeout_s, setup_timeout_s=setup_timeout_s)
         show.start(total=_grid.count_cells(groups), done=resumed, title=suite.name)
         try:
             for result in executor.map_groups(todo, runner):
@@ -127,27 +141,28 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
                              counts=dict(counts), total_cells=_grid.count_cells(groups),
                              resumed_cells=resumed, rows_written=log.rows_written,
                              dropped_rows=state.dropped_rows, wall_s=time.perf_counter() - started,
-                             studies=study_status)
+                             studies=study_status, rejected_lines=state.bad_lines)
         return summary
     finally:
         log.close()
+        lock.release()
         show.close(summary)
 
 
 def _run_studies(suite: Suite, results_dir, show) -> dict:
-    """Each of the suite's studies in a subprocess; ``{name: status}``. Never raises for a
-    study's failure: whatever goes wrong is recorded in its findings file."""
+    """Each of the suite's studies in a supervised worker; ``{name: status}``. Never raises
+    for a study's failure: whatever goes wrong is recorded in its findings file."""
     if not suite.studies:
         return {}
     from ..studies import write_record
-    from ..studies.isolated import run_isolated
+    from .studies import run_study_supervised
 
     statuses = {}
     for name in suite.studies:
         show.cell_started(f"study {name}")       # the bar shows it; studies are not cells
         try:
-            status = run_isolated(name, results_dir, quick=suite.quick_studies,
-                                  timeout_s=suite.study_timeout_s)
+            status = run_study_supervised(name, results_dir, quick=suite.quick_studies,
+                                          timeout_s=suite.study_timeout_s)
         except Exception as exc:     # could not even start it: record, go on
             status = "error"
             try:

@@ -200,8 +200,9 @@ def _block(block, i, where) -> GridBlock:
     sizes = block.get("sizes", "default")
     if sizes != "default":
         sizes = _int_list(sizes, "sizes", where)
-        if any(s < 0 for s in sizes):
-            raise SuiteError(f"{where}: sizes must be non-negative, got {list(sizes)}.")
+        if any(s < 1 for s in sizes):
+            raise SuiteError(f"{where}: sizes must be 1 or more (a problem of size 0 has nothing "
+                             f"to differentiate), got {list(sizes)}.")
     options = block.get("options", {})
     if not isinstance(options, dict) or not all(isinstance(v, dict) for v in options.values()):
         raise SuiteError(f"{where}: options must be tables per backend, "

@@ -35,10 +35,13 @@ import time
 
 from .environment import worker_env
 from .grid import Group
-from .schema import make_row
+from ..results.schema import make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
 STARTUP_TIMEOUT_S = 120.0
+#: How long a group's shared work (the cell function's ``prepare_group``: library imports,
+#: the accuracy reference) may run before it is skipped and each cell meets it alone.
+SETUP_TIMEOUT_S = 120.0
 
 _EOF = object()
 _TIMEOUT = object()
@@ -84,8 +87,8 @@ class TimeoutMemory:
 class _Worker:
     """One worker process and a thread that reads its events into a queue."""
 
-    def __init__(self, task: dict, python: str):
-        self._stderr = tempfile.TemporaryFile()
+    def __init__(self, task: dict, python: str, stderr_path=None):
+        self._stderr = open(stderr_path, "w+b") if stderr_path else tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [python, "-m", "diffcompare.runner.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
@@ -179,6 +182,7 @@ class GroupRunner:
     def __init__(self, *, run_id: str, cell_function: str, problem_modules=(), base_dir=None,
                  memory_limit_mb=None, sink=None, timeouts: TimeoutMemory | None = None,
                  on_cell_start=None, on_cell_end=None, startup_timeout_s: float = STARTUP_TIMEOUT_S,
+                 setup_timeout_s: float = SETUP_TIMEOUT_S,
                  python: str | None = None):
         self.run_id = run_id
         self.cell_function = cell_function
@@ -190,6 +194,7 @@ class GroupRunner:
         self.on_cell_start = on_cell_start
         self.on_cell_end = on_cell_end
         self.startup_timeout_s = startup_timeout_s
+        self.setup_timeout_s = setup_timeout_s
         self.python = python or sys.executable
         self._families: dict = {}
         self._active: set = set()
@@ -259,6 +264,7 @@ class _GroupRun:
         self.runner, self.group = runner, group
         self.result = GroupResult(group, [], {}, written=runner.sink is not None)
         self.phase_rows: dict = {}           # backend -> its rows so far
+        self.skip_setup = False              # the group's shared work timed out once
 
     def run(self) -> GroupResult:
         todo = []
@@ -277,16 +283,17 @@ class _GroupRun:
     # One worker: runs backends until it finishes, times out or dies; returns those left.
     def _run_worker(self, todo: list) -> list:
         runner = self.runner
-        worker = runner.start_worker(runner.task(self.group, todo))
+        worker = runner.start_worker({**runner.task(self.group, todo), "skip_setup": self.skip_setup})
         left = list(todo)
         current = None            # the backend in progress (None between backends)
         ready = False
+        in_setup = False
         last_phase = None
         last_progress = time.monotonic()
         try:
             while True:
                 if not ready:
-                    limit = runner.startup_timeout_s
+                    limit = runner.setup_timeout_s if in_setup else runner.startup_timeout_s
                 elif current is not None:
                     limit = current.timeout_s
                 else:                     # between backends, or all ended and "done" is next
@@ -296,6 +303,9 @@ class _GroupRun:
                     raise Cancelled()
                 if event is _TIMEOUT:
                     worker.kill()
+                    if not ready and in_setup and not self.skip_setup:
+                        self.skip_setup = True    # the shared work hangs: let each cell meet it
+                        return left
                     if not ready:
                         self._finish_all(left, "error", f"the worker did not start within {limit:g} s "
                                          f"(importing the problem and {runner.cell_function}).")
@@ -327,7 +337,9 @@ class _GroupRun:
                     return [b for b in left if b is not spec]
                 last_progress = time.monotonic()
                 kind = event.get("event")
-                if kind == "ready":
+                if kind == "setup":
+                    in_setup = True
+                elif kind == "ready":
                     ready = True
                 elif kind == "fatal":
                     self._finish_all(left, "error",
@@ -387,6 +399,8 @@ class _GroupRun:
         extra = dict(values.get("extra") or {})
         if self._options(backend):
             extra.setdefault("options", self._options(backend))
+        if values["phase"] == "cell":
+            extra["phase_rows"] = self._phase_count(backend)
         values["extra"] = extra
         try:
             row = make_row(**values)
@@ -396,6 +410,11 @@ class _GroupRun:
                               "message": f"the cell function yielded a bad row ({exc})",
                               "extra": {"row": bad}})
         self._emit(row)
+
+    def _phase_count(self, backend: str) -> int:
+        """Phase rows of ``backend`` written so far (a cell row records it: see
+        ``diffcompare.results.folder.finished_cells``)."""
+        return sum(1 for r in self.phase_rows.get(backend, ()) if r["phase"] != "cell")
 
     def _end(self, backend: str, wall_s):
         rows = self.phase_rows.get(backend, [])
@@ -417,9 +436,10 @@ class _GroupRun:
         options = self._options(backend)
         if options:
             extra["options"] = options
+        extra["phase_rows"] = self._phase_count(backend)
         extra = {k: v for k, v in extra.items() if v is not None}
         self._emit(make_row(**self._base(backend), phase="cell", status=status, message=message,
-                            extra=extra or None))
+                            extra=extra))
         self._cell_done(backend, status)
 
     def _finish_all(self, specs, status, message):

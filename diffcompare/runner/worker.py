@@ -10,11 +10,20 @@ stdin
     it reads EOF before the work is done (the runner died), the worker kills
     its own process group.
 stdout (flushed line by line)
+    ``{"event": "setup"}`` before the group's shared work, when the cell function has
+    a ``prepare_group(problem, size, seed, dtype, options, backend_names=[...])``
+    attribute (library imports, the accuracy reference: work no single backend's
+    cell should be charged with, so a cell's
+    time and limit do not depend on which backend happened to run first; skipped
+    when the task says ``"skip_setup": true``);
     ``{"event": "ready"}`` once the problem and the cell function are imported;
     per backend ``{"event": "start", "backend"}``, then one
     ``{"event": "row", "backend", "row"}`` per (backend, phase) as it finishes,
     then ``{"event": "end", "backend", "wall_s"}``; finally ``{"event": "done"}``.
     ``{"event": "fatal", "message"}`` if the task cannot run at all.
+
+A task ``{"study", "results_dir", "quick"}`` runs one study instead
+(:func:`run_study_task`), under the same supervision (:mod:`.studies`).
 
 The cell function, ``measure_cell(problem_name, size, seed, backend_name, dtype,
 options)``, yields row dicts (see :mod:`diffcompare.runner.schema`); an
@@ -33,7 +42,7 @@ import time
 import traceback
 
 from .environment import pin_to_one_cpu
-from .schema import jsonable
+from ..results.schema import jsonable
 
 
 class _Channel:
@@ -80,7 +89,15 @@ def _rows(result):
 
 
 def _error_row(exc: BaseException, backend: str, started: float) -> dict:
+    """The cell row of an exception: ``unsupported`` (with the reason) when the backend
+    refused (an ``UnsupportedError``: a declared limit hit while measuring), else ``error``."""
     tb = traceback.format_exception(type(exc), exc, exc.__traceback__)
+    from ..backends.base import UnsupportedError
+
+    if isinstance(exc, UnsupportedError):
+        return {"phase": "cell", "status": "unsupported",
+                "message": f"{exc.reason} (refused while measuring)",
+                "extra": {"exception": type(exc).__name__, "wall_s": time.perf_counter() - started}}
     return {"phase": "cell", "status": "error", "message": f"{type(exc).__name__}: {exc}",
             "extra": {"exception": type(exc).__name__, "traceback": "".join(tb)[-4000:],
                       "wall_s": time.perf_counter() - started}}
@@ -99,6 +116,26 @@ def _family(backend_name: str):
         return None
 
 
+def run_study_task(task: dict, channel: _Channel) -> None:
+    """Run one study (``{"study", "results_dir", "quick"}``): ``ready``, ``end`` with its
+    status, ``done``. ``run_study`` writes the findings (also ``error`` when it raises)."""
+    from ..studies import run_study
+
+    channel.send(event="ready", pid=os.getpid())
+    try:
+        outcome = run_study(task["study"], task["results_dir"], quick=bool(task.get("quick")))
+        status = outcome.status
+        print(f"study {task['study']}: {status} ({len(outcome.frame)} rows, {outcome.wall_s:.1f} s)",
+              file=sys.stderr)
+        for finding in outcome.findings:
+            print(f"  {finding}", file=sys.stderr)
+    except Exception:
+        traceback.print_exc()
+        status = "error"
+    channel.send(event="end", status=status)
+    channel.send(event="done")
+
+
 def run_task(task: dict, channel: _Channel) -> None:
     from .modules import find_problem, import_problem_modules, load_cell_function
 
@@ -111,6 +148,15 @@ def run_task(task: dict, channel: _Channel) -> None:
         channel.send(event="fatal", message=f"{type(exc).__name__}: {exc}",
                      traceback="".join(traceback.format_exc())[-4000:])
         return
+    setup = getattr(cell_function, "prepare_group", None)
+    if setup is not None and not task.get("skip_setup"):
+        channel.send(event="setup")
+        try:
+            options = dict((task["backends"][0].get("options") or {}) if task["backends"] else {})
+            setup(task["problem"], task["size"], task["seed"], task["dtype"], options,
+                  backend_names=[b["name"] for b in task["backends"]])
+        except Exception:        # the cells meet the same problem and record it as theirs
+            traceback.print_exc()
     channel.send(event="ready", pid=os.getpid())
     for spec in task["backends"]:
         name = spec["name"]
@@ -142,7 +188,7 @@ def main() -> int:
     finished = threading.Event()
     threading.Thread(target=_lifeline, args=(finished,), daemon=True, name="lifeline").start()
     try:
-        run_task(task, channel)
+        (run_study_task if "study" in task else run_task)(task, channel)
     finally:
         finished.set()
     return 0

@@ -38,21 +38,16 @@ import traceback
 from pathlib import Path
 
 from . import accuracy, breakeven, expression_swell, fd_steps, kinks, scaling
+from ..results.schema import FAULT_STATUSES, STUDY_STATUSES
+from ..results.studies import STUDIES_DIR, read_record, read_records, study_paths
 from .common import Finding
 
 STUDIES = {m.NAME: m for m in (fd_steps, expression_swell, scaling, breakeven, accuracy, kinks)}
 
-#: What a study's status means (in ``<name>.findings.json``).
-STATUSES = {
-    "ok": "every finding that could be measured holds",
-    "checks-failed": "at least one finding does not hold",
-    "no-data": "nothing to measure (a grid study on results without its cells)",
-    "error": "the study raised an exception (traceback tail in `message`)",
-    "timeout": "the study ran past its time limit and was killed",
-    "crashed": "the study's process died without writing its findings",
-}
-FAILED_STATUSES = frozenset({"error", "timeout", "crashed"})
-STUDIES_DIR = "studies"
+#: What a study's status means (in ``<name>.findings.json``): defined by the results layer.
+STATUSES = STUDY_STATUSES
+#: A study that was tried and went wrong (the same words mean the same for a cell).
+FAILED_STATUSES = FAULT_STATUSES
 
 
 @dataclasses.dataclass
@@ -104,12 +99,6 @@ def status_of(findings) -> str:
     return "ok" if all(measured) else "checks-failed"
 
 
-def study_paths(out_dir, name: str) -> tuple[Path, Path]:
-    """``(<out_dir>/studies/<name>.csv, <out_dir>/studies/<name>.findings.json)``."""
-    folder = Path(out_dir) / STUDIES_DIR
-    return folder / f"{name}.csv", folder / f"{name}.findings.json"
-
-
 def run_study(name: str, out_dir, results_df=None, quick: bool = False) -> StudyOutcome:
     """Run (or analyze) study ``name``, check it, and write its CSV and findings JSON.
 
@@ -123,7 +112,7 @@ def run_study(name: str, out_dir, results_df=None, quick: bool = False) -> Study
     try:
         if kind(study) == "analyze":
             if results_df is None:
-                from ..runner.results import load_results
+                from ..results.folder import load_results
 
                 results_df = load_results(out_dir)
             frame = study.analyze(results_df)
@@ -163,27 +152,6 @@ def write_record(out_dir, name: str, status: str, findings=(), message=None, **e
     return path
 
 
-def read_record(out_dir, name: str) -> dict | None:
-    """The findings record of study ``name`` in ``out_dir``, or None."""
-    _, path = study_paths(out_dir, name)
-    if not path.exists():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def read_records(out_dir) -> dict:
-    """Every study's findings record in ``out_dir``: ``{name: record}``."""
-    folder = Path(out_dir) / STUDIES_DIR
-    out = {}
-    for path in sorted(folder.glob("*.findings.json")) if folder.is_dir() else ():
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError:
-            continue
-        out[record.get("study", path.name.split(".")[0])] = record
-    return out
-
-
 def _json_default(value):
     try:
         return value.item()          # NumPy scalars
@@ -195,5 +163,5 @@ def _tail(text: str, max_chars: int = 3000) -> str:
     return text.strip()[-max_chars:]
 
 
-__all__ = ["STUDIES", "STATUSES", "Finding", "StudyOutcome", "get", "kind", "run_study",
+__all__ = ["STUDIES", "STATUSES", "FAILED_STATUSES", "STUDIES_DIR", "Finding", "StudyOutcome", "get", "kind", "run_study",
            "write_record", "read_record", "read_records", "status_of", "study_paths"]

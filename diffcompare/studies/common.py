@@ -1,4 +1,4 @@
-"""What every study shares: ``Finding``, grid-row tables, slopes and number formatting.
+"""What every study shares: ``Finding``, the grid's cells table, slopes and number formatting.
 
 A ``Finding`` states one textbook expectation, the number measured, and whether the
 expectation holds (``ok=None``: the study had no data to measure it, e.g. a backend
@@ -90,53 +90,17 @@ def within_decade(measured: float, target: float) -> bool:
 
 # --- grid results -------------------------------------------------------------------
 
-CELL = ["problem", "size", "seed", "backend", "dtype"]
-
-
-def finished_ok(results, phase: str):
-    """The ``status == "ok"`` rows of ``phase`` whose backend cell finished
-    (has its ``phase == "cell"`` completion row)."""
-    if results is None or len(results) == 0:
-        return results.iloc[0:0] if results is not None else None
-    done = results[results["phase"] == "cell"][CELL].drop_duplicates()
-    rows = results[(results["phase"] == phase) & (results["status"] == "ok")]
-    return rows.merge(done, on=CELL, how="inner")
-
-
 def cell_table(results):
-    """One row per finished backend cell with its phases side by side:
+    """One row per finished backend cell with its phases side by side (the results layer's
+    :func:`diffcompare.results.cells.cells_table`, without cells that did not finish):
     ``prepare_s``, ``function_s``, ``gradient_s`` (median seconds), ``peak_bytes``,
     ``evaluations``, ``n_inputs``, ``error_rel``, ``error_rho``, ``reference``, ``expr_ops``,
     ``expr_ops_cse``, ``family``, and the cell's completion ``status``/``message``."""
-    import pandas as pd
+    from ..results.cells import cells_table
+    from ..results.schema import READER_STATUSES
 
-    columns = CELL + ["family", "status", "message", "n_inputs", "prepare_s", "function_s",
-                      "gradient_s", "gradient_iqr_s", "peak_bytes", "memory_source", "evaluations",
-                      "error_rel", "error_rho", "reference", "expr_ops", "expr_ops_cse"]
-    if results is None or len(results) == 0:
-        return pd.DataFrame(columns=columns)
-    cells = results[results["phase"] == "cell"][CELL + ["family", "status", "message"]]
-    cells = cells.drop_duplicates(subset=CELL, keep="last").copy()
-    # A backend that refuses in prepare (UnsupportedError: too many inputs, expression swell)
-    # is unsupported there, whatever status the measuring code gave the cell.
-    refused = cells["message"].astype(str).str.startswith("UnsupportedError")
-    cells.loc[refused, "status"] = "unsupported"
-    prep = finished_ok(results, "prepare")[CELL + ["time_median_s", "expr_ops", "expr_ops_cse", "n_inputs"]]
-    prep = prep.rename(columns={"time_median_s": "prepare_s", "n_inputs": "n_inputs_prepare"})
-    func = finished_ok(results, "function")[CELL + ["time_median_s"]].rename(
-        columns={"time_median_s": "function_s"})
-    grad = finished_ok(results, "gradient")[CELL + ["time_median_s", "time_iqr_s", "peak_bytes",
-                                                    "memory_source", "evaluations", "n_inputs",
-                                                    "error_rel", "error_rho", "reference"]]
-    grad = grad.rename(columns={"time_median_s": "gradient_s", "time_iqr_s": "gradient_iqr_s"})
-    table = cells
-    for part in (prep, func, grad):
-        table = table.merge(part.drop_duplicates(subset=CELL, keep="last"), on=CELL, how="left")
-    table["n_inputs"] = table["n_inputs"].fillna(table.pop("n_inputs_prepare"))
-    for c in columns:
-        if c not in table:
-            table[c] = None
-    return table[columns].sort_values(CELL).reset_index(drop=True)
+    table = cells_table(results)
+    return table[~table["status"].isin(list(READER_STATUSES))].reset_index(drop=True)
 
 
 # --- high-precision derivatives ----------------------------------------------------

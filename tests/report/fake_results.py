@@ -19,7 +19,7 @@ CATALOG_PROBLEM = "rosenbrock"
 
 
 def _row(**values):
-    from diffcompare.runner.schema import make_row
+    from diffcompare.results.schema import make_row
 
     base = dict(run_id="synthetic-run", seed=0, dtype="float64", family="engine",
                 finished_at="2026-01-01T00:00:10.000+00:00")
@@ -62,8 +62,8 @@ def rows() -> list:
                         source="not-measured", peak=None)
     out += _ok_cell(EVIL_PROBLEM, 4, "engine", "engine", 3e-5, 6e-6, 3e-7, dtype="float32", saved=32)
     out += _failed_cell(EVIL_PROBLEM, 4, "sympy", "symbolic", "unsupported", "too many inputs <400>")
-    out += _failed_cell(EVIL_PROBLEM, 16, "sympy", "symbolic", "error",
-                        "UnsupportedError: problem 'x' on backend 'sympy': unsupported: expression swell <huge>")
+    out += _failed_cell(EVIL_PROBLEM, 16, "sympy", "symbolic", "unsupported",
+                        "expression swell <huge> (refused while measuring)")
     out += _failed_cell(EVIL_PROBLEM, 64, "sympy", "symbolic", "timeout", "no progress for 30 s")
     out += _failed_cell(CATALOG_PROBLEM, 4, "sympy", "symbolic", "error", f"ValueError: {EVIL_MESSAGE}")
     out += _failed_cell(CATALOG_PROBLEM, 16, "sympy", "symbolic", "crashed", "worker died: SIGKILL")
@@ -98,6 +98,15 @@ def run_json() -> dict:
     }
 
 
+def catalog_json() -> dict:
+    """What the runner stores about the run's problems, methods and planned cells."""
+    planned = [[block["problems"][0], size, 0, b, "float64"]
+               for block in run_json()["suite"]["grid"] for size in block["sizes"] for b in block["backends"]]
+    return {"problems": {EVIL_PROBLEM: {"description": "evil <b>problem</b>", "tags": ["smooth"],
+                                        "size_meaning": "n", "smooth": True, "sizes": [4, 16, 64]}},
+            "backends": {}, "planned_cells": planned}
+
+
 def fd_steps_rows() -> list:
     out = []
     for method, floor, bottom in (("fd-forward", 1e-8, 8), ("fd-central", 1e-10, 5),
@@ -126,6 +135,7 @@ def write(folder) -> Path:
         for r in rows():
             f.write(json.dumps(r) + "\n")
     (folder / "run.json").write_text(json.dumps(run_json(), indent=2), encoding="utf-8")
+    (folder / "catalog.json").write_text(json.dumps(catalog_json(), indent=2), encoding="utf-8")
     pd.DataFrame(fd_steps_rows()).to_csv(folder / "studies" / "fd_steps.csv", index=False)
     (folder / "studies" / "fd_steps.findings.json").write_text(json.dumps({
         "study": "fd_steps", "title": "FD <steps>", "kind": "run", "expected": "a V <shape>",

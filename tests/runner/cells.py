@@ -119,3 +119,31 @@ BEHAVIORS = {f.__name__: f for f in (fast, sleep_forever, raise_error, sigkill_s
 def scripted(problem, size, seed, backend, dtype, options):
     """The behaviour named by ``options["behavior"]`` (default ``fast``)."""
     return BEHAVIORS[options.get("behavior", "fast")](problem, size, seed, backend, dtype, options)
+
+
+def refuses_while_measuring(problem, size, seed, backend, dtype, options):
+    """A prepare row, then the backend hits a declared limit (an UnsupportedError)."""
+    from diffcompare.backends import UnsupportedError
+
+    yield {"phase": "prepare", "status": "ok"}
+    raise UnsupportedError(problem, backend, "expression swell past 1000 operations")
+
+
+BEHAVIORS["refuses_while_measuring"] = refuses_while_measuring
+
+
+def _slow_group_setup(problem, size, seed, dtype, options, backend_names=()):
+    """Shared work of a group (like the accuracy reference): ``options["setup_s"]`` seconds,
+    or forever with ``setup_s = -1``; each call appends a line to ``options["setup_log"]``."""
+    with open(options["setup_log"], "a") as f:
+        f.write(f"{problem}/{size} {','.join(backend_names)}\n")
+    seconds = float(options.get("setup_s", 0.0))
+    time.sleep(3600 if seconds < 0 else seconds)
+
+
+def with_group_setup(problem, size, seed, backend, dtype, options):
+    """``scripted`` with a ``prepare_group`` hook (see diffcompare.runner.worker)."""
+    return scripted(problem, size, seed, backend, dtype, options)
+
+
+with_group_setup.prepare_group = _slow_group_setup

@@ -39,7 +39,7 @@ def behaviors(by_backend: dict) -> dict:
 
 
 def key_set(frame_or_rows):
-    from diffcompare.runner.schema import KEY_COLUMNS
+    from diffcompare.results.schema import KEY_COLUMNS
 
     rows = frame_or_rows.to_dict("records") if hasattr(frame_or_rows, "to_dict") else frame_or_rows
     return [tuple(r[c] for c in KEY_COLUMNS) for r in rows]

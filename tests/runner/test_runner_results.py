@@ -9,8 +9,8 @@ import pytest
 from diffcompare.runner import (COLUMN_NAMES, ResultsError, export, load_results, read_run,
                                 run_suite)
 from diffcompare.runner import results as results_mod
-from diffcompare.runner.results import ResultsLog, read_rows
-from diffcompare.runner.schema import COLUMNS, make_row
+from diffcompare.results.folder import ResultsLog, read_rows
+from diffcompare.results.schema import COLUMNS, make_row
 
 
 def _row(backend="engine", phase="cell", status="ok", size=1, **kw):

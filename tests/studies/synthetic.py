@@ -9,7 +9,7 @@ def cell_rows(problem, size, backend, *, family="engine", n_inputs=None, prepare
               function_s=None, gradient_s=None, status="ok", **gradient_fields):
     """The rows the runner writes for one backend cell: prepare, function, gradient and the
     ``cell`` completion row (only the cell row when ``status`` is not ok)."""
-    from diffcompare.runner.schema import make_row
+    from diffcompare.results.schema import make_row
 
     base = dict(run_id="synthetic", problem=problem, size=size, seed=0, backend=backend,
                 family=family, dtype="float64")

@@ -16,10 +16,8 @@ class Section:
 
 def size_labels(data) -> dict:
     """problem -> x-axis label of its size (``size (batch)``, ``size (k steps)``, ...)."""
-    from ..data import problem_info
-
     out = {}
     for p in data.problems:
-        meaning = problem_info(p).get("size_meaning")
+        meaning = data.problem_info(p).get("size_meaning")
         out[p] = f"size ({meaning})" if meaning else "size"
     return out

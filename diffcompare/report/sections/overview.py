@@ -2,7 +2,7 @@
 studies' expected-versus-measured findings."""
 from __future__ import annotations
 
-from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact, problem_info
+from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
 from ..html import Markup, badge, code, join, p, scroll, slug, table, tag
 from . import Section
@@ -46,7 +46,7 @@ def _what_ran(data) -> Markup:
     rows = []
     for name in data.problems:
         sub = cells[cells["problem"] == name]
-        info = problem_info(name)
+        info = data.problem_info(name)
         rows.append([tag("span", name, class_="name"), info.get("description", "(not in this catalog)"),
                      _sizes_text(sub["size"]), info.get("size_meaning", ""),
                      ", ".join(info.get("tags", [])), f"{(sub['status'] == 'ok').sum()} / {len(sub)}"])
@@ -135,32 +135,33 @@ def _headlines(data) -> Markup:
     if ok.empty:
         return join(tag("h3", "Headline findings"), p("No float64 cell finished ok, so there is nothing "
                                                       "to compare.", class_="warn"))
+    from ...results import winners
+
+    w = winners(data.cells[data.cells["dtype"] == "float64"])
     rows = []
     for prob in data.problems:
         sub = ok[ok["problem"] == prob]
         if sub.empty:
             rows.append([tag("span", prob, class_="name"), "—", badge("missing", "no ok cell"), "", "", "", ""])
             continue
-        exact = sub[sub["family"].map(is_exact) & sub["gradient_s"].notna()]
-        size = int(exact["size"].max()) if not exact.empty else int(sub["size"].max())
-        at = exact[exact["size"] == size].sort_values("gradient_s", kind="mergesort")
-        if at.empty:
+        # the largest size where exact methods were compared; both criteria at that size
+        fast_rows = w[(w["problem"] == prob) & (w["criterion"] == "fastest exact")]
+        size = int(fast_rows["size"].max()) if not fast_rows.empty else int(sub["size"].max())
+        at = w[(w["problem"] == prob) & (w["size"] == size)].set_index("criterion")
+        if "fastest exact" not in at.index:
             fastest, t_fast, eng, ratio = "no exact method ok", None, None, None
         else:
-            fastest, t_fast = at["backend"].iloc[0], at["gradient_s"].iloc[0]
-            e = at[at["backend"] == "engine"]["gradient_s"]
+            fastest, t_fast = ", ".join(at.loc["fastest exact", "winners"]), at.loc["fastest exact", "best"]
+            e = sub[(sub["size"] == size) & (sub["backend"] == "engine")]["gradient_s"]
             eng = e.iloc[0] if len(e) else None
             ratio = eng / t_fast if eng is not None and t_fast else None
-        worst = sub.dropna(subset=["error_rho"]).groupby("backend", sort=False)["error_rho"].max()
-        if worst.empty:
+        if "most accurate" not in at.index:
             best_txt, best_val = "no accuracy measured", None
         else:
-            best_val = worst.min()
-            tied = [b for b, v in worst.items() if v == best_val]
-            best_txt = ", ".join(tied)
+            best_txt, best_val = ", ".join(at.loc["most accurate", "winners"]), at.loc["most accurate", "best"]
         rows.append([tag("span", prob, class_="name"), size, fastest, fmt_seconds(t_fast),
                      fmt_seconds(eng), fmt_ratio(ratio), best_txt, fmt_error(best_val)])
-    fastest = table(["problem", "size", "fastest exact method", "its gradient time",
+    fastest = table(["problem", "size", "fastest exact (ties listed)", "its gradient time",
                      "engine", "engine ÷ fastest", "most accurate (ties listed)", "its largest ρ"],
                     rows, num_cols={1, 3, 4, 5, 7}, cls="compact")
     fd_rows = []
@@ -168,7 +169,7 @@ def _headlines(data) -> Markup:
     for b in [b for b in data.backends if b in set(fd["backend"])]:
         sub = fd[fd["backend"] == b]
         i = sub["error_rho"].idxmax()
-        smooth = sub[sub["problem"].map(lambda q: problem_info(q).get("smooth", True))]
+        smooth = sub[sub["problem"].map(lambda q: data.problem_info(q).get("smooth", True))]
         j = smooth["error_rho"].idxmax() if not smooth.empty else None
         fd_rows.append([tag("span", b, class_="name"), fmt_error(sub.loc[i, "error_rho"]),
                         f"{sub.loc[i, 'problem']} (size {int(sub.loc[i, 'size'])})",
@@ -182,10 +183,12 @@ def _headlines(data) -> Markup:
                 if fd_rows else p("No finite-difference cell finished ok.", class_="warn"))
     return join(
         tag("h3", "Headline findings", id="headlines"),
-        p("Computed from the float64 cells (medians over seeds). “Fastest” compares one gradient "
-          "call (preparation excluded: see Speed) at the problem's largest size where an exact "
-          "method ran; “most accurate” takes each method's largest ρ over the problem's sizes "
-          "(ρ = |x−y| / max(1, |x|+|y|) against the ", code("reference"), " column, see Accuracy)."),
+        p("Computed by ", code("diffcompare.results.winners"), " from the float64 cells, at the "
+          "problem's largest size where exact methods ran, comparing only methods (and seeds) that "
+          "all ran there. “Fastest” compares the median time of one gradient call (preparation "
+          "excluded: see Speed); methods whose timing interquartile ranges overlap the fastest's are "
+          "tied. “Most accurate” compares each method's largest ρ = |x−y| / max(1, |x|+|y|) against "
+          "the ", code("reference"), " column (see Accuracy); within 4 ulps of the best is a tie."),
         scroll(fastest),
         p("Largest error of each finite-difference method, over every problem and size "
           "(nonsmooth problems included: at a kink a difference quotient straddles two slopes):"),

@@ -1,0 +1,184 @@
+"""The tidy results schema: one row per (problem, size, seed, backend, dtype, phase).
+
+This module is the single source of the column names, their meaning, the key
+columns and every status (of a row, of a cell in a table, of a study); the
+runner, the results folder, the report and the studies all read it.
+
+Every row has every column; a value that does not apply is ``None`` (JSON
+``null``). Rows are written as JSON lines, so values must be JSON values:
+:func:`jsonable` turns NumPy scalars and arrays into plain numbers and lists.
+
+>>> row = make_row(problem="rosenbrock", size=4, seed=0, backend="engine",
+...                dtype="float64", phase="gradient", status="ok", time_median_s=1e-5)
+>>> list(row) == COLUMN_NAMES
+True
+>>> row["peak_bytes"] is None
+True
+>>> make_row(problem="p", size=1, seed=0, backend="b", dtype="float64",
+...          phase="cell", status="ok", speedup=3)["extra"]
+{'speedup': 3}
+"""
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import math
+
+#: Outcomes of one (backend, phase) or of a whole backend cell.
+STATUSES = {
+    "ok": "measured",
+    "unsupported": "the backend cannot do this problem (its supports() said why)",
+    "unavailable": "the backend cannot run on this machine (library missing, no GPU, ...)",
+    "timeout": "the runner killed the worker: no progress for timeout_s seconds",
+    "error": "an exception was raised (type and message in `message`)",
+    "crashed": "the worker process died (signal or exit status in `message`)",
+    "skipped": "not run: a smaller size of the same backend timed out",
+}
+
+#: Statuses a reader adds for cells without a completion row (never written as rows).
+READER_STATUSES = {
+    "unfinished": "rows were written but no completion row: the run stopped inside this cell",
+    "missing": "planned by the suite but absent from the results",
+}
+
+#: Every status a cell can have in a table of cells (``diffcompare.results.cells``).
+CELL_STATUSES = {**STATUSES, **READER_STATUSES}
+
+#: Statuses saying the method was tried and something went wrong (as opposed to
+#: ``unsupported``/``unavailable``/``skipped``: not tried, for a stated reason).
+#: The same three words mean the same for a study.
+FAULT_STATUSES = frozenset({"timeout", "error", "crashed"})
+
+#: A study's status (in ``studies/<name>.findings.json``).
+STUDY_STATUSES = {
+    "ok": "every finding that could be measured holds",
+    "checks-failed": "at least one finding does not hold",
+    "no-data": "nothing to measure (a grid study on results without its cells)",
+    "error": "the study raised an exception (traceback tail in `message`)",
+    "timeout": "the study ran past its time limit and was killed",
+    "crashed": "the study's process died without writing its findings",
+}
+
+#: Phases a row can describe. ``cell`` is the whole backend cell: its status
+#: summarises the backend's phases (``ok`` when all were), and the runner
+#: writes exactly one ``cell`` row per finished backend cell, so "has a cell
+#: row" is what "finished" means when a run resumes.
+PHASES = ("prepare", "function", "gradient", "hvp", "cell")
+
+#: The columns that name a row; no two rows of one run share them.
+KEY_COLUMNS = ("problem", "size", "seed", "backend", "dtype", "phase")
+
+#: The columns that name a backend cell (a row key without the phase).
+CELL_COLUMNS = ("problem", "size", "seed", "backend", "dtype")
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    name: str
+    kind: str      # "str" | "int" | "float" | "list" | "dict"
+    doc: str
+
+
+COLUMNS = (
+    Column("run_id", "str", "Identifier of the run that wrote the row (also in run.json)."),
+    Column("problem", "str", "Problem name from the catalog."),
+    Column("size", "int", "Problem size (its meaning is the problem's `size_meaning`)."),
+    Column("seed", "int", "Seed of the problem's inputs."),
+    Column("backend", "str", "Backend name, e.g. 'engine', 'fd-central', 'jax-jit'."),
+    Column("family", "str", "Backend family: engine | symbolic | finite-difference | jax | torch | manual."),
+    Column("dtype", "str", "Floating dtype the cell ran in, e.g. 'float64'."),
+    Column("phase", "str", "What was measured: 'prepare' | 'function' | 'gradient' | 'hvp', "
+                           "or 'cell' for the whole backend cell (one per finished cell)."),
+    Column("status", "str", "ok | unsupported | unavailable | timeout | error | crashed | skipped."),
+    Column("message", "str", "Why the status is not ok (exception, signal, reason); else a note or null."),
+    Column("time_median_s", "float", "Median seconds per call over the timing samples."),
+    Column("time_iqr_s", "float", "Interquartile range of the per-call seconds."),
+    Column("time_min_s", "float", "Fastest per-call seconds seen."),
+    Column("time_samples", "list", "Raw per-call seconds of every sample (each the mean of `loops` calls)."),
+    Column("loops", "int", "Calls per timing sample (calibrated so a sample is long enough)."),
+    Column("peak_bytes", "int", "Peak memory of one call, in bytes (source in `memory_source`)."),
+    Column("memory_source", "str", "How peak_bytes was measured, e.g. 'tracemalloc', 'xla-memory-analysis'."),
+    Column("saved_graph_bytes", "int", "Bytes of tensors the engine's graph saved for backward."),
+    Column("expr_ops", "int", "Symbolic expression size (operation count) before CSE."),
+    Column("expr_ops_cse", "int", "Symbolic expression size (operation count) after CSE."),
+    Column("evaluations", "int", "Function evaluations made for one gradient (FD: n+1, 2n, ...)."),
+    Column("n_inputs", "int", "Number of differentiated scalars."),
+    Column("error_rel", "float", "Largest relative error against the reference."),
+    Column("error_rho", "float", "Largest rho = |x-y| / max(1, |x|+|y|) against the reference."),
+    Column("reference", "str", "What the accuracy was measured against, e.g. 'mpmath-50-digits'."),
+    Column("device", "str", "Where it ran, e.g. 'cpu', 'cuda:0'."),
+    Column("extra", "dict", "Anything else worth keeping (backend options, wall time, traceback tail; "
+                            "on a cell row `phase_rows`, the number of phase rows written before it)."),
+    Column("finished_at", "str", "UTC time the row was recorded, ISO 8601."),
+)
+
+COLUMN_NAMES = [c.name for c in COLUMNS]
+_KINDS = {c.name: c.kind for c in COLUMNS}
+
+
+def describe() -> str:
+    """The schema as a text table (column, kind, meaning)."""
+    width = max(len(c.name) for c in COLUMNS)
+    return "\n".join(f"{c.name:<{width}}  {c.kind:<5}  {c.doc}" for c in COLUMNS)
+
+
+def now_iso() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def iso_from_epoch(seconds: float) -> str:
+    return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).isoformat(timespec="milliseconds")
+
+
+def jsonable(value):
+    """``value`` as plain JSON data: NumPy scalars and arrays become numbers and
+    lists, tuples and sets become lists, non-finite floats become ``None``,
+    anything else unknown becomes its ``str``."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    tolist = getattr(value, "tolist", None)          # NumPy scalars and arrays
+    if callable(tolist):
+        try:
+            return jsonable(tolist())
+        except Exception:
+            pass
+    return str(value)
+
+
+def make_row(**values) -> dict:
+    """A complete row: every schema column in order, missing ones ``None``.
+
+    Keys that are not columns go into ``extra`` instead of being lost.
+    ``status`` must be one of :data:`STATUSES`.
+    """
+    extra = dict(values.pop("extra", None) or {})
+    row = {}
+    for name in COLUMN_NAMES:
+        row[name] = jsonable(values.pop(name, None))
+    extra.update(values)
+    row["extra"] = jsonable(extra) if extra else None
+    if row["status"] not in STATUSES:
+        raise ValueError(f"status {row['status']!r} is not one of {', '.join(STATUSES)}")
+    if row["finished_at"] is None:
+        row["finished_at"] = now_iso()
+    elif isinstance(row["finished_at"], (int, float)) and not isinstance(row["finished_at"], bool):
+        row["finished_at"] = iso_from_epoch(row["finished_at"])   # time.time() -> ISO 8601
+    return row
+
+
+def row_key(row: dict) -> tuple:
+    """The (problem, size, seed, backend, dtype, phase) key of a row."""
+    return tuple(row.get(c) for c in KEY_COLUMNS)
+
+
+def cell_key(row: dict) -> tuple:
+    """The (problem, size, seed, backend, dtype) key of a row's backend cell."""
+    return tuple(row.get(c) for c in CELL_COLUMNS)
