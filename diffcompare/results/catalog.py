@@ -1,0 +1,54 @@
+"""What the problems and methods of a run were, stored with its results (``catalog.json``).
+
+A results folder must explain itself on another machine, or after the problem module
+that defined a problem is gone: the runner writes each problem's description, tags,
+size meaning and default sizes, each backend's family and whether it is exact, and the
+cells the suite planned. Readers look names up here first and in the live registries
+only for folders written before ``catalog.json`` existed.
+
+>>> from diffcompare import problems
+>>> describe_problem(problems.get("rosenbrock"))["smooth"]
+True
+>>> describe_backend("fd-central")["family"], describe_backend("fd-central")["exact"]
+('finite-difference', False)
+"""
+from __future__ import annotations
+
+#: Backend families whose gradients are exact up to rounding.
+EXACT_FAMILIES = ("engine", "manual", "symbolic", "jax", "torch")
+FD_FAMILY = "finite-difference"
+
+
+def is_exact(family) -> bool:
+    """Whether a backend family computes the derivative exactly (up to rounding)."""
+    return family in EXACT_FAMILIES
+
+
+def describe_problem(problem) -> dict:
+    """The facts about ``problem`` a report needs (JSON-able)."""
+    return {"description": problem.description, "tags": sorted(problem.tags),
+            "size_meaning": problem.size_meaning, "smooth": problem.smooth,
+            "sizes": [int(s) for s in problem.sizes], "vector_output": problem.vector_output}
+
+
+def describe_backend(name: str) -> dict:
+    """``{"family", "exact", "doc"}`` of backend ``name`` (family ``"unknown"`` if it cannot load)."""
+    try:
+        from .. import backends
+
+        backend = backends.get(name)
+    except Exception:
+        return {"family": "unknown", "exact": False, "doc": ""}
+    doc = (type(backend).__doc__ or "").strip().split("\n\n")[0]
+    return {"family": backend.family, "exact": is_exact(backend.family), "doc": " ".join(doc.split())}
+
+
+def snapshot(groups) -> dict:
+    """The catalog of a run: its groups' problems, backends and planned cells."""
+    from .. import problems
+
+    names = list(dict.fromkeys(g.problem for g in groups))
+    backend_names = list(dict.fromkeys(b.name for g in groups for b in g.backends))
+    return {"problems": {n: describe_problem(problems.get(n)) for n in names},
+            "backends": {n: describe_backend(n) for n in backend_names},
+            "planned_cells": [list(g.cell_key(b.name)) for g in groups for b in g.backends]}

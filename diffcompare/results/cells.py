@@ -1,0 +1,233 @@
+"""Rows to cells: one table row per backend cell, its phases side by side.
+
+:func:`cells_table` turns the tidy rows of ``results.jsonl`` (one per phase) into one
+row per (problem, size, seed, backend, dtype), ``CELLS_TABLE_COLUMNS`` wide:
+
+- every finished cell (see :func:`diffcompare.results.folder.finished_cells`) with the
+  status and message of its completion row and its measured phases side by side
+  (``prepare_s``, ``function_s``, ``gradient_s``, memory, accuracy, expression sizes);
+- cells with rows but not finished, as status ``unfinished``;
+- cells the run planned (``catalog.json``'s ``planned_cells``) with no row at all, as
+  status ``missing``.
+
+Nothing is dropped: a failed or missing cell stays with its status (see
+:data:`diffcompare.results.schema.CELL_STATUSES`).
+
+>>> cells_table(None).columns[:6].tolist()
+['problem', 'size', 'seed', 'backend', 'dtype', 'family']
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .catalog import is_exact
+from .folder import finished_cells
+from .schema import CELL_COLUMNS, READER_STATUSES
+
+CELL = list(CELL_COLUMNS)
+
+#: Which column of which phase's ok row becomes which column of the cells table.
+PHASE_MEASURES = {
+    "prepare": {"time_median_s": "prepare_s", "expr_ops": "expr_ops", "expr_ops_cse": "expr_ops_cse"},
+    "function": {"time_median_s": "function_s"},
+    "gradient": {"time_median_s": "gradient_s", "time_iqr_s": "gradient_iqr_s",
+                 "time_min_s": "gradient_min_s", "peak_bytes": "peak_bytes",
+                 "memory_source": "memory_source", "saved_graph_bytes": "saved_graph_bytes",
+                 "evaluations": "evaluations", "n_inputs": "n_inputs", "error_rel": "error_rel",
+                 "error_rho": "error_rho", "reference": "reference", "device": "device"},
+    "hvp": {"time_median_s": "hvp_s"},
+}
+#: The cells table's columns, in order (``ratio`` = gradient_s / function_s).
+CELLS_TABLE_COLUMNS = CELL + ["family", "status", "message"] + [
+    c for m in PHASE_MEASURES.values() for c in m.values()] + ["gradient_q1_s", "gradient_q3_s", "ratio"]
+_NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient_min_s", "hvp_s",
+            "gradient_q1_s", "gradient_q3_s",
+            "peak_bytes", "saved_graph_bytes", "evaluations", "n_inputs", "error_rel", "error_rho",
+            "expr_ops", "expr_ops_cse")
+
+
+# --------------------------------------------------------------------------- names
+
+def _registry_backends() -> list:
+    try:
+        from .. import backends
+        return backends.names()
+    except Exception:                       # pragma: no cover - the package is broken
+        return []
+
+
+def _registry_problems() -> list:
+    try:
+        from .. import problems
+        return [p.name for p in problems.all_problems()]
+    except Exception:                       # pragma: no cover
+        return []
+
+
+def _ordered(names, known) -> list:
+    names = list(dict.fromkeys(str(n) for n in names if n is not None))
+    rank = {n: i for i, n in enumerate(known)}
+    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+
+
+def backend_order(names) -> list:
+    """``names`` (deduplicated) in the registry's order, unknown ones after, alphabetically."""
+    return _ordered(names, _registry_backends())
+
+
+def problem_order(names) -> list:
+    """``names`` in the catalog's order (unknown ones after, alphabetically)."""
+    return _ordered(names, _registry_problems())
+
+
+def problem_info(name: str, catalog: dict | None = None) -> dict:
+    """Description, tags, size meaning and smoothness of problem ``name``: from the results
+    folder's ``catalog`` when it has it, else from the live registry (``{}`` if unknown)."""
+    stored = ((catalog or {}).get("problems") or {}).get(name)
+    if stored:
+        return dict(stored)
+    try:
+        from .. import problems
+
+        from .catalog import describe_problem
+        return describe_problem(problems.get(name))
+    except Exception:
+        return {}
+
+
+def family_of(backend, catalog: dict | None = None) -> str:
+    """The family of ``backend``: from ``catalog``, else the registry, else ``"unknown"``."""
+    stored = ((catalog or {}).get("backends") or {}).get(str(backend))
+    if stored and stored.get("family"):
+        return stored["family"]
+    from .catalog import describe_backend
+    return describe_backend(str(backend))["family"]
+
+
+# --------------------------------------------------------------------------- the table
+
+def planned_cells(catalog: dict | None) -> list:
+    """The (problem, size, seed, backend, dtype) keys the run planned (``catalog.json``)."""
+    out = []
+    for key in (catalog or {}).get("planned_cells") or []:
+        p, size, seed, b, dtype = key
+        out.append((p, int(size), int(seed), b, dtype))
+    return list(dict.fromkeys(out))
+
+
+def cells_table(rows, catalog: dict | None = None):
+    """One row per backend cell (see the module docstring), ``CELLS_TABLE_COLUMNS`` wide."""
+    import pandas as pd
+
+    if rows is None or len(rows) == 0:
+        table = pd.DataFrame(columns=CELLS_TABLE_COLUMNS[:-1])
+    else:
+        rows = rows.copy()
+        rows["size"] = pd.to_numeric(rows["size"], errors="coerce").astype("Int64")
+        rows["seed"] = pd.to_numeric(rows["seed"], errors="coerce").astype("Int64")
+        finished = finished_cells(rows.to_dict("records"))
+        keys = list(map(tuple, rows[CELL].astype(object).values.tolist()))
+        is_done = pd.Series([k in finished for k in keys], index=rows.index)
+        done = rows[(rows["phase"] == "cell") & is_done].drop_duplicates(subset=CELL, keep="last")
+        table = done[CELL + ["family", "status", "message"]].copy()
+        open_ = rows[~is_done].drop_duplicates(subset=CELL, keep="last")[CELL + ["family"]].copy()
+        if len(open_):
+            open_["status"] = "unfinished"
+            open_["message"] = READER_STATUSES["unfinished"]
+            table = pd.concat([table, open_], ignore_index=True)
+        for phase, mapping in PHASE_MEASURES.items():
+            part = rows[(rows["phase"] == phase) & (rows["status"] == "ok") & is_done]
+            part = part.drop_duplicates(subset=CELL, keep="last")[CELL + list(mapping)]
+            table = table.merge(part.rename(columns=mapping), on=CELL, how="left")
+        # a cell refused after preparing has its count of inputs on the prepare row only
+        prep = rows[(rows["phase"] == "prepare") & rows["n_inputs"].notna() & is_done]
+        prep = prep.drop_duplicates(subset=CELL, keep="last")[CELL + ["n_inputs"]]
+        table = table.merge(prep.rename(columns={"n_inputs": "_n_prepare"}), on=CELL, how="left")
+        table["n_inputs"] = table["n_inputs"].fillna(table.pop("_n_prepare"))
+        grad = rows[(rows["phase"] == "gradient") & (rows["status"] == "ok") & is_done]
+        grad = grad.drop_duplicates(subset=CELL, keep="last")
+        quartiles = [_sample_quartiles(s) for s in grad["time_samples"]]
+        grad = grad[CELL].assign(gradient_q1_s=[q[0] for q in quartiles],
+                                 gradient_q3_s=[q[1] for q in quartiles])
+        table = table.merge(grad, on=CELL, how="left")
+    present = set(map(tuple, table[CELL].astype(object).values.tolist())) if len(table) else set()
+    absent = [k for k in planned_cells(catalog) if k not in present]
+    if absent:
+        extra = pd.DataFrame(absent, columns=CELL)
+        extra["status"] = "missing"
+        extra["message"] = READER_STATUSES["missing"]
+        table = pd.concat([table, extra], ignore_index=True)
+    for c in CELLS_TABLE_COLUMNS:
+        if c not in table:
+            table[c] = None
+    table = table[CELLS_TABLE_COLUMNS].copy()
+    for c in _NUMERIC:
+        table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
+    table["size"] = pd.to_numeric(table["size"], errors="coerce").astype("Int64")
+    table["seed"] = pd.to_numeric(table["seed"], errors="coerce").astype("Int64")
+    table["family"] = [f if isinstance(f, str) and f else family_of(b, catalog)
+                       for f, b in zip(table["family"], table["backend"])]
+    table["ratio"] = table["gradient_s"] / table["function_s"]
+    return sort_cells(table)
+
+
+def _sample_quartiles(samples) -> tuple:
+    """(q1, q3) of a row's timing samples; (nan, nan) without samples."""
+    values = finite(samples) if isinstance(samples, (list, tuple, np.ndarray)) else []
+    if not values:
+        return math.nan, math.nan
+    q1, q3 = np.percentile(values, [25, 75])
+    return float(q1), float(q3)
+
+
+def sort_cells(table):
+    """Cells in catalog order of problems and registry order of backends, then size, seed, dtype."""
+    if table.empty:
+        return table.reset_index(drop=True)
+    p_rank = {p: i for i, p in enumerate(problem_order(table["problem"]))}
+    b_rank = {b: i for i, b in enumerate(backend_order(table["backend"]))}
+    key = table.assign(_p=table["problem"].map(p_rank), _b=table["backend"].map(b_rank))
+    key = key.sort_values(["_p", "size", "seed", "dtype", "_b"], kind="mergesort")
+    return key.drop(columns=["_p", "_b"]).reset_index(drop=True)
+
+
+def median_over_seeds(cells):
+    """Ok cells averaged over seeds: one row per (problem, size, backend, dtype), medians."""
+    ok = cells[cells["status"] == "ok"]
+    if ok.empty:
+        return ok.drop(columns=["seed"])
+    numeric = [c for c in ok.columns if ok[c].dtype.kind == "f"]
+    first = [c for c in ("family", "status", "message", "memory_source", "reference", "device")
+             if c in ok.columns]
+    agg = {c: "median" for c in numeric}
+    agg.update({c: "first" for c in first})
+    out = ok.groupby(["problem", "size", "backend", "dtype"], as_index=False, sort=False,
+                     dropna=False).agg(agg)
+    return sort_cells(out.assign(seed=0)).drop(columns=["seed"])
+
+
+# --------------------------------------------------------------------------- small helpers
+
+def finite(values) -> list:
+    """The finite floats among ``values``."""
+    out = []
+    for v in values:
+        try:
+            f = float(v)
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(f):
+            out.append(f)
+    return out
+
+
+def geometric_mean(values) -> float:
+    v = [x for x in finite(values) if x > 0]
+    return float(np.exp(np.mean(np.log(v)))) if v else math.nan
+
+
+__all__ = ["CELL", "CELLS_TABLE_COLUMNS", "PHASE_MEASURES", "cells_table", "median_over_seeds",
+           "planned_cells", "backend_order", "problem_order", "problem_info", "family_of",
+           "sort_cells", "finite", "geometric_mean", "is_exact"]

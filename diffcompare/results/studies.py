@@ -1,0 +1,98 @@
+"""Reading study records: ``<results_dir>/studies/<name>.csv`` and ``<name>.findings.json``.
+
+The studies (:mod:`diffcompare.studies`) write these files; the report and anyone else
+read them here. A record's ``status`` is one of
+:data:`diffcompare.results.schema.STUDY_STATUSES`; a study planned by the suite with
+no record is ``missing``.
+
+>>> import tempfile
+>>> read_studies(tempfile.mkdtemp(), planned=["fd_steps"])["fd_steps"].status
+'missing'
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+STUDIES_DIR = "studies"
+
+
+def study_paths(out_dir, name: str) -> tuple[Path, Path]:
+    """``(<out_dir>/studies/<name>.csv, <out_dir>/studies/<name>.findings.json)``."""
+    folder = Path(out_dir) / STUDIES_DIR
+    return folder / f"{name}.csv", folder / f"{name}.findings.json"
+
+
+def read_record(out_dir, name: str) -> dict | None:
+    """The findings record of study ``name`` in ``out_dir``, or None."""
+    _, path = study_paths(out_dir, name)
+    if not path.exists():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_records(out_dir) -> dict:
+    """Every readable findings record in ``out_dir``: ``{name: record}``."""
+    folder = Path(out_dir) / STUDIES_DIR
+    out = {}
+    for path in sorted(folder.glob("*.findings.json")) if folder.is_dir() else ():
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            continue
+        out[record.get("study", path.name.split(".")[0])] = record
+    return out
+
+
+@dataclasses.dataclass
+class Study:
+    """One study's files: its findings record and its rows (either may be missing)."""
+
+    name: str
+    record: dict | None
+    frame: object | None          # pandas DataFrame of <name>.csv, or None
+    note: str = ""                # why a file is missing or unreadable
+
+    @property
+    def status(self) -> str:
+        if self.record is None:
+            return "missing"
+        return str(self.record.get("status") or "unknown")
+
+    @property
+    def title(self) -> str:
+        return (self.record or {}).get("title") or self.name
+
+    @property
+    def findings(self) -> list:
+        return list((self.record or {}).get("findings") or [])
+
+
+def read_studies(results_dir, planned=()) -> dict:
+    """``{name: Study}`` for every study with files in ``results_dir`` and every planned one."""
+    import pandas as pd
+
+    folder = Path(results_dir) / STUDIES_DIR
+    names = list(planned)
+    if folder.is_dir():
+        names += sorted(p.name[: -len(".findings.json")] for p in folder.glob("*.findings.json"))
+        names += sorted(p.stem for p in folder.glob("*.csv"))
+    out = {}
+    for name in dict.fromkeys(names):
+        record, frame, notes = None, None, []
+        cpath, fpath = study_paths(results_dir, name)
+        if fpath.exists():
+            try:
+                record = json.loads(fpath.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                notes.append(f"{fpath.name} is not valid JSON ({exc})")
+        else:
+            notes.append(f"no {fpath.name}")
+        if cpath.exists():
+            try:
+                frame = pd.read_csv(cpath)
+            except Exception as exc:     # empty or corrupt CSV: say so, keep going
+                notes.append(f"{cpath.name} unreadable ({type(exc).__name__})")
+        out[name] = Study(name, record, frame, "; ".join(notes))
+    return out

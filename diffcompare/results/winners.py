@@ -1,0 +1,162 @@
+"""Winners: which method is fastest, most accurate, least memory — computed in one place.
+
+:func:`winners` compares methods per (problem, size, dtype) and criterion, only over the
+seeds every compared method ran, and reports differences within a stated tolerance as
+ties (all tied methods are listed). Headline findings (the report's "answers first"
+block, summaries) read this table instead of ranking cells themselves.
+
+>>> import pandas as pd
+>>> cells = pd.DataFrame({
+...     "problem": ["p"] * 3, "size": [4] * 3, "seed": [0] * 3, "dtype": ["float64"] * 3,
+...     "backend": ["engine", "jax-jit", "fd-central"],
+...     "family": ["engine", "jax", "finite-difference"], "status": ["ok"] * 3,
+...     "gradient_s": [2e-5, 1e-5, 5e-6], "gradient_q1_s": [1.9e-5, 0.9e-5, 4e-6],
+...     "gradient_q3_s": [2.1e-5, 1.1e-5, 6e-6],
+...     "error_rho": [1e-16, 2e-16, 1e-10], "peak_bytes": [900, None, 800],
+...     "memory_source": ["tracemalloc", None, "tracemalloc"]})
+>>> w = winners(cells).set_index("criterion")
+>>> w.loc["fastest exact", "winners"]          # fd-central is not exact
+('jax-jit',)
+>>> w.loc["most accurate", "winners"]          # 1e-16 and 2e-16: within 4 ulps, a tie
+('engine', 'jax-jit')
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .catalog import is_exact
+
+#: The criteria, in the order rows come out.
+CRITERIA = ("fastest exact", "most accurate", "least memory")
+
+#: Columns of the table :func:`winners` returns.
+WINNER_COLUMNS = ["problem", "size", "dtype", "criterion", "measure", "winners", "best",
+                  "tolerance", "compared", "seeds", "note"]
+
+#: Default tolerances: accuracy ties within ``ULPS`` units of the dtype's epsilon
+#: (on ρ, a relative error); memory ties within ``MEMORY_RTOL`` (or 1 KiB).
+ULPS = 4
+MEMORY_RTOL = 0.05
+MEMORY_ATOL = 1024
+
+
+def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float = MEMORY_RTOL):
+    """The winners of each (problem, size, dtype) and criterion, as a tidy DataFrame.
+
+    ``cells``: a cells table (:func:`diffcompare.results.cells.cells_table`, or
+    ``load(dir).cells``); only rows with status ``ok`` are compared. ``criteria``: any of
+    :data:`CRITERIA`.
+
+    Returns one row per (problem, size, dtype, criterion) where at least one method had a
+    value, with the columns :data:`WINNER_COLUMNS`:
+
+    - ``problem`` (str), ``size`` (int), ``dtype`` (str), ``criterion`` (str, one of CRITERIA);
+    - ``measure``: the column compared — ``gradient_s`` (median seconds of one gradient),
+      ``error_rho`` (ρ against the reference) or ``peak_bytes``;
+    - ``winners``: tuple of backend names, the best first, then every method tied with it;
+    - ``best``: the best method's value of ``measure`` (worst over the compared seeds);
+    - ``tolerance``: the tie rule applied, in words;
+    - ``compared``: tuple of every backend compared (ok on all of ``seeds``), best first;
+    - ``seeds``: tuple of the seeds compared (those every compared method ran);
+    - ``note``: what was left out and why ("" when nothing), e.g. methods without a value.
+
+    Rules: "fastest exact" compares exact methods (engine, manual, symbolic, JAX, torch
+    families) by ``gradient_s``; a method whose interquartile range of timing samples
+    (``gradient_q1_s``..``gradient_q3_s``, else median ± ``gradient_iqr_s``/2) overlaps the
+    fastest's is tied. "most accurate" compares every method by its largest ``error_rho``
+    over the seeds; within ``ulps`` × the dtype's machine epsilon of the best is a tie.
+    "least memory" compares ``peak_bytes``; within ``memory_rtol`` (or 1 KiB) of the least
+    is a tie; the note names the memory sources when they differ. Over several seeds,
+    a method's value is its median (time) or its largest (error, memory) over the seeds.
+    """
+    import pandas as pd
+
+    unknown = [c for c in criteria if c not in CRITERIA]
+    if unknown:
+        raise ValueError(f"unknown criteria {unknown}; use some of {list(CRITERIA)}.")
+    out = []
+    if cells is None or len(cells) == 0:
+        return pd.DataFrame(columns=WINNER_COLUMNS)
+    ok = cells[cells["status"] == "ok"]
+    for (problem, size, dtype), group in ok.groupby(["problem", "size", "dtype"], sort=False):
+        for criterion in criteria:
+            row = _judge(group, criterion, dtype, ulps, memory_rtol)
+            if row is not None:
+                out.append({"problem": problem, "size": int(size), "dtype": dtype,
+                            "criterion": criterion, **row})
+    return pd.DataFrame(out, columns=WINNER_COLUMNS)
+
+
+def _judge(group, criterion, dtype, ulps, memory_rtol):
+    measure = {"fastest exact": "gradient_s", "most accurate": "error_rho",
+               "least memory": "peak_bytes"}[criterion]
+    if measure not in group:
+        return None
+    notes = []
+    rows = group
+    if criterion == "fastest exact":
+        rows = rows[rows["family"].map(is_exact)]
+    without = sorted(set(rows["backend"]) - set(rows[rows[measure].notna()]["backend"]))
+    rows = rows[rows[measure].notna()]
+    if rows.empty:
+        return None
+    if without:
+        notes.append(f"no {measure} for {', '.join(without)}")
+    seeds_by = rows.groupby("backend", sort=False)["seed"].apply(lambda s: frozenset(s.dropna()))
+    common = frozenset.intersection(*seeds_by.values) if len(seeds_by) else frozenset()
+    if not common:                                 # no seed all ran: keep the largest agreeing set
+        best_set = seeds_by.value_counts().index[0]
+        left = sorted(b for b, s in seeds_by.items() if s != best_set)
+        notes.append(f"left out (other seeds): {', '.join(left)}")
+        seeds_by, common = seeds_by[seeds_by == best_set], best_set
+    rows = rows[rows["backend"].isin(seeds_by.index) & rows["seed"].isin(common)]
+    per = rows.groupby("backend", sort=False)
+    if criterion == "fastest exact":
+        value = per[measure].median()
+        q1, q3 = _quartiles(rows, per)
+        order = value.sort_values(kind="mergesort").index
+        best = order[0]
+        tied = [b for b in order if q1[b] <= q3[best] and q3[b] >= q1[best]]
+        tolerance = "tied when the interquartile ranges of the timing samples overlap"
+    elif criterion == "most accurate":
+        value = per[measure].max()
+        order = value.sort_values(kind="mergesort").index
+        best = order[0]
+        eps = float(np.finfo(np.dtype(dtype)).eps) if _is_float(dtype) else float(np.finfo(float).eps)
+        atol = ulps * eps
+        tied = [b for b in order if value[b] <= value[best] + atol]
+        tolerance = f"tied within {ulps:g} ulps of {dtype} on rho ({atol:.1e})"
+    else:
+        value = per[measure].max()
+        order = value.sort_values(kind="mergesort").index
+        best = order[0]
+        limit = value[best] + max(memory_rtol * value[best], MEMORY_ATOL)
+        tied = [b for b in order if value[b] <= limit]
+        tolerance = f"tied within {memory_rtol:.0%} (or {MEMORY_ATOL} bytes)"
+        if "memory_source" in rows:
+            sources = sorted(set(rows["memory_source"].dropna().astype(str)))
+            if len(sources) > 1:
+                notes.append(f"mixed memory sources: {', '.join(sources)}")
+    return {"measure": measure, "winners": tuple(tied), "best": float(value[best]),
+            "tolerance": tolerance, "compared": tuple(order),
+            "seeds": tuple(sorted(int(s) for s in common)), "note": "; ".join(notes)}
+
+
+def _quartiles(rows, per):
+    """Per backend (q1, q3) of the gradient time: the samples' quartiles when the table
+    has them, else median ± IQR / 2 (medians over seeds)."""
+    med = per["gradient_s"].median()
+    if "gradient_q1_s" in rows and rows["gradient_q1_s"].notna().all():
+        return per["gradient_q1_s"].median(), per["gradient_q3_s"].median()
+    half = (per["gradient_iqr_s"].median().fillna(0.0) / 2) if "gradient_iqr_s" in rows else med * 0
+    return med - half, med + half
+
+
+def _is_float(dtype) -> bool:
+    try:
+        return np.dtype(dtype).kind == "f"
+    except TypeError:
+        return False
+
+
+__all__ = ["winners", "CRITERIA", "WINNER_COLUMNS", "ULPS", "MEMORY_RTOL"]

@@ -1,0 +1,89 @@
+"""winners(): compared only over the cells every method ran, ties within a stated tolerance."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from diffcompare.results import WINNER_COLUMNS, winners
+
+EPS = np.finfo(np.float64).eps
+
+
+def _cell(backend, family, size=4, seed=0, t=1e-5, q=None, rho=1e-16, peak=1000, source="tracemalloc",
+          problem="rosenbrock", dtype="float64", status="ok"):
+    q1, q3 = q if q is not None else (t * 0.95, t * 1.05)
+    return dict(problem=problem, size=size, seed=seed, dtype=dtype, backend=backend, family=family,
+                status=status, gradient_s=t, gradient_q1_s=q1, gradient_q3_s=q3, gradient_iqr_s=q3 - q1,
+                error_rho=rho, peak_bytes=peak, memory_source=source)
+
+
+def _get(w, criterion, size=4, problem="rosenbrock"):
+    sel = w[(w.criterion == criterion) & (w["size"] == size) & (w.problem == problem)]
+    assert len(sel) == 1
+    return sel.iloc[0]
+
+
+def test_a_method_that_skipped_the_large_sizes_is_not_compared_there():
+    cells = pd.DataFrame([
+        _cell("sympy", "symbolic", size=4, rho=0.0),
+        _cell("engine", "engine", size=4, rho=3e-16),
+        _cell("engine", "engine", size=256, rho=4e-15),
+        _cell("jax-jit", "jax", size=256, rho=2e-15),
+        _cell("sympy", "symbolic", size=256, status="timeout", rho=None),
+    ])
+    w = winners(cells)
+    assert list(w.columns) == WINNER_COLUMNS
+    at4, at256 = _get(w, "most accurate", 4), _get(w, "most accurate", 256)
+    assert at4.winners == ("sympy", "engine")           # 0 and 3e-16: within 4 ulps, tied
+    assert at4.best == 0.0 and "4 ulps" in at4.tolerance
+    assert at256.winners == ("jax-jit",) and at256.compared == ("jax-jit", "engine")
+    assert "sympy" not in at256.compared
+
+
+def test_only_the_seeds_every_method_ran_are_compared():
+    cells = pd.DataFrame([
+        _cell("engine", "engine", seed=0, rho=1e-16), _cell("engine", "engine", seed=1, rho=1e-10),
+        _cell("torch", "torch", seed=0, rho=2e-16),
+    ])
+    row = _get(winners(cells, criteria=["most accurate"]), "most accurate")
+    assert row.seeds == (0,) and row.winners == ("engine", "torch")   # seed 1's 1e-10 not compared
+
+
+def test_timing_ties_are_overlapping_interquartile_ranges_and_fd_is_not_exact():
+    cells = pd.DataFrame([
+        _cell("engine", "engine", t=2.0e-5, q=(1.9e-5, 2.2e-5)),
+        _cell("jax-jit", "jax", t=1.8e-5, q=(1.7e-5, 1.95e-5)),       # overlaps the engine's
+        _cell("torch", "torch", t=5e-5, q=(4.8e-5, 5.2e-5)),
+        _cell("fd-central", "finite-difference", t=1e-6, q=(0.9e-6, 1.1e-6)),
+    ])
+    row = _get(winners(cells), "fastest exact")
+    assert row.winners == ("jax-jit", "engine") and row.best == pytest.approx(1.8e-5)
+    assert row.compared == ("jax-jit", "engine", "torch")
+    assert "interquartile" in row.tolerance
+
+
+def test_memory_ties_and_mixed_sources_are_said():
+    cells = pd.DataFrame([
+        _cell("engine", "engine", peak=10_000), _cell("manual", "manual", peak=10_400),
+        _cell("jax-jit", "jax", peak=50_000, source="jax-memory-analysis"),
+        _cell("torch", "torch", peak=None, source=None),
+    ])
+    row = _get(winners(cells), "least memory")
+    assert row.winners == ("engine", "manual")
+    assert "mixed memory sources: jax-memory-analysis, tracemalloc" in row.note
+    assert "no peak_bytes for torch" in row.note
+
+
+def test_float32_accuracy_ties_use_float32_ulps():
+    cells = pd.DataFrame([_cell("engine", "engine", dtype="float32", rho=1e-7),
+                          _cell("torch", "torch", dtype="float32", rho=4e-7),
+                          _cell("jax-jit", "jax", dtype="float32", rho=1e-5)])
+    row = _get(winners(cells, criteria=["most accurate"]), "most accurate")
+    assert row["dtype"] == "float32" and row.winners == ("engine", "torch")
+
+
+def test_nothing_to_compare_and_bad_criteria():
+    assert list(winners(pd.DataFrame()).columns) == WINNER_COLUMNS
+    with pytest.raises(ValueError, match="unknown criteria"):
+        winners(pd.DataFrame([_cell("engine", "engine")]), criteria=["prettiest"])
