@@ -25,6 +25,7 @@ from .environment import capture_environment
 from .executor import Executor, LocalExecutor
 from .progress import make_progress
 from .results import ResultsLog
+from .schema import cell_key
 from .suite import Suite, load_suite
 from .supervisor import STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
 
@@ -108,9 +109,10 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
             startup_timeout_s=startup_timeout_s)
         show.start(total=_grid.count_cells(groups), done=resumed, title=suite.name)
         try:
+            written_cells = set(state.finished)
             for result in executor.map_groups(todo, runner):
                 if not result.written:
-                    for row in result.rows:
+                    for row in _unwritten(result.rows, written_cells):
                         log.append(row)
                     for backend, status in result.cells.items():
                         show.cell_finished(f"{result.group.problem}/{result.group.size}/{backend}", status)
@@ -132,6 +134,15 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
     finally:
         log.close()
         show.close(summary)
+
+
+def _unwritten(rows, written_cells: set) -> list:
+    """The rows of cells not yet in the log, and those cells added to ``written_cells``:
+    appends are idempotent per cell, so a group an executor delivers twice (a Dask task
+    rerun after its worker died) cannot write a cell twice."""
+    fresh = [row for row in rows if cell_key(row) not in written_cells]
+    written_cells.update(cell_key(row) for row in fresh if row.get("phase") == "cell")
+    return fresh
 
 
 def _run_studies(suite: Suite, results_dir, show) -> dict:
