@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import itertools
 import os
 import secrets
@@ -69,12 +70,14 @@ def _distributed():
     return distributed
 
 
-def usable_cpus() -> list:
-    """The CPUs this process may run on (all of ``os.cpu_count()`` where unknown)."""
+@functools.lru_cache(maxsize=1)
+def usable_cpus() -> tuple:
+    """The CPUs this process may run on (all of ``os.cpu_count()`` where unknown), read
+    once: a thread holding a :func:`cpu_slot` sees only its own CPU afterwards."""
     try:
-        return sorted(os.sched_getaffinity(0))
+        return tuple(sorted(os.sched_getaffinity(0)))
     except (AttributeError, OSError):
-        return list(range(os.cpu_count() or 1))
+        return tuple(range(os.cpu_count() or 1))
 
 
 def _slot_dir() -> Path:
@@ -196,10 +199,12 @@ class DaskExecutor(Executor):
         return cls(client, cluster, owns_client=True)
 
     @classmethod
-    def connect(cls, address: str, timeout_s: float = CONNECT_TIMEOUT_S,
-                worker_wait_s: float = WORKER_WAIT_S) -> "DaskExecutor":
+    def connect(cls, address: str, timeout_s: float | None = None,
+                worker_wait_s: float | None = None) -> "DaskExecutor":
         """The cluster whose scheduler listens at ``address`` (``tcp://host:port``)."""
         distributed = _distributed()
+        timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+        worker_wait_s = WORKER_WAIT_S if worker_wait_s is None else worker_wait_s
         try:
             client = distributed.Client(address, timeout=f"{timeout_s}s")
         except (OSError, TimeoutError, ValueError) as exc:

@@ -108,9 +108,10 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
             on_cell_end=lambda g, b, status: show.cell_finished(f"{g.problem}/{g.size}/{b}", status),
             startup_timeout_s=startup_timeout_s)
         show.start(total=_grid.count_cells(groups), done=resumed, title=suite.name)
+        written_cells = set(state.finished)
+        results = executor.map_groups(todo, runner)
         try:
-            written_cells = set(state.finished)
-            for result in executor.map_groups(todo, runner):
+            for result in results:
                 if not result.written:
                     for row in _unwritten(result.rows, written_cells):
                         log.append(row)
@@ -122,6 +123,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
                 counts.update(result.cells.values())
         except BaseException:
             runner.cancel()
+            getattr(results, "close", lambda: None)()    # the executor stops its remote work
             raise
         log.close()                  # the grid's rows are on disk before any study starts
         study_status = _run_studies(suite, results_dir, show) if run_studies else {}
