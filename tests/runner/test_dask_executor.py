@@ -185,3 +185,25 @@ def test_cli_unreachable_scheduler_is_a_one_line_error(capsys, monkeypatch, tmp_
     err = capsys.readouterr().err.strip()
     assert code == 2 and "could not connect to the Dask scheduler" in err and "\n" not in err
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_gpu_suite_cells_run_on_the_cluster_and_record_the_device(tmp_path, dask_executor):
+    """No GPU here: the gpu suite's path (jax-jit picks the GPU when JAX sees one, else the
+    CPU) runs on the cluster's workers and records the device it used and the memory source."""
+    import dataclasses
+
+    pytest.importorskip("jax", reason="the gpu suite's methods need jax")
+    from diffcompare.runner.suite import GridBlock
+
+    gpu = load_suite("gpu")
+    block = gpu.grid[0]
+    assert "jax-jit" in block.backends and "rosenbrock" in block.problems
+    suite = dataclasses.replace(gpu, grid=(GridBlock(("rosenbrock",), ("jax-jit", "engine"), (4,)),),
+                                dtypes=("float32",), studies=(),
+                                cell_options={"samples": 1, "min_sample_s": 0.0})
+    summary = run_suite(suite, tmp_path, progress=False, executor=dask_executor)
+    assert summary.counts == {"ok": 2}
+    frame = load_results(tmp_path)
+    jax = frame[(frame.backend == "jax-jit") & (frame.phase == "gradient")].iloc[0]
+    assert jax.device.split(":")[0] in ("cpu", "gpu") and jax.executor == "dask"
+    assert isinstance(jax.memory_source, str) and 0 <= jax.error_rel < 1e-3
