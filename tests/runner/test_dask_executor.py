@@ -207,3 +207,14 @@ def test_gpu_suite_cells_run_on_the_cluster_and_record_the_device(tmp_path, dask
     jax = frame[(frame.backend == "jax-jit") & (frame.phase == "gradient")].iloc[0]
     assert jax.device.split(":")[0] in ("cpu", "gpu") and jax.executor == "dask"
     assert isinstance(jax.memory_source, str) and 0 <= jax.error_rel < 1e-3
+
+
+def test_cli_executor_dask_runs_a_suite_on_a_local_cluster(tmp_path, rt, capsys):
+    suite = tmp_path / "tiny.toml"
+    suite.write_text(f'name = "tiny"\ncell_function = "{rt.SCRIPTED}"\nproblem_modules = ["{rt.PROBLEMS}"]\n'
+                     f'[[grid]]\nproblems = ["{rt.PROBLEM}"]\nsizes = [1, 2]\nbackends = ["engine"]\n')
+    code = cli.main(["run", "--suite", str(suite), "--results", str(tmp_path / "out"), "--quiet",
+                     "--executor", "dask", "--workers", "1"])
+    assert code == 0 and "2 of 2 cells (ok 2)" in capsys.readouterr().out
+    frame = load_results(tmp_path / "out")
+    assert len(frame) == 8 and set(frame.executor) == {"dask"}
