@@ -189,8 +189,11 @@ class DaskExecutor(Executor):
             raise DaskSetupError(f"--workers must be at least 1, got {n_workers}.")
         # memory_limit=0: the suite's memory_limit_mb limits each group's worker process;
         # a nanny limit would kill the Dask worker (and rerun its group) instead.
+        # No dashboard; the scheduler's small HTTP server (health routes) on a free port
+        # rather than 8787, which another cluster may hold.
         cluster = distributed.LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                                           dashboard_address=None, memory_limit=0)
+                                           dashboard_address=None, memory_limit=0,
+                                           scheduler_kwargs={"dashboard_address": "127.0.0.1:0"})
         try:
             client = distributed.Client(cluster)
         except BaseException:
@@ -259,18 +262,18 @@ class DaskExecutor(Executor):
             running.add(future)
 
         try:
-            for group in itertools.islice(pending, self._slots()):
-                submit(group)
+            def top_up():                     # keep one group per worker thread in flight
+                for group in itertools.islice(pending, max(0, self._slots() - len(futures))):
+                    submit(group)
+
+            top_up()
             for future in running:
                 group = futures.pop(future)
                 try:
                     result = future.result()
                 except distributed.KilledWorker as exc:
                     result = self._crashed(group, exc, run_group.run_id)
-                if len(futures) < self._slots():
-                    nxt = next(pending, None)
-                    if nxt is not None:
-                        submit(nxt)
+                top_up()                      # before yielding: the driver writes meanwhile
                 yield result
             finished = True
         finally:
