@@ -1,7 +1,9 @@
 """Command line: ``diffcompare run | report | list | demo``  (``python -m diffcompare`` works too).
 
 - ``diffcompare run --suite quick`` runs a suite's grid (and its studies) into a
-  results folder, resuming by default (``--fresh`` starts over);
+  results folder, resuming by default (``--fresh`` starts over); ``--executor dask
+  [--workers N]`` runs it on a local Dask cluster, ``--scheduler tcp://HOST:PORT`` on an
+  existing one;
 - ``diffcompare report results/quick -o reports/quick.html`` writes the results folder's
   report: one HTML file that opens from disk with nothing fetched;
 - ``diffcompare list [problems|backends|suites|capabilities]`` shows what exists;
@@ -26,11 +28,36 @@ def _run(args) -> int:
 
     suite = load_suite(args.suite, args.experiments)
     results_dir = args.results or f"results/{suite.name}"
-    summary = run_suite(suite, results_dir, fresh=args.fresh, progress=None if not args.quiet else False,
-                        experiments_dir=args.experiments)
+    executor = _executor(args)
+    try:
+        summary = run_suite(suite, results_dir, fresh=args.fresh, progress=None if not args.quiet else False,
+                            experiments_dir=args.experiments, executor=executor)
+    finally:
+        if executor is not None:
+            executor.close()
     if args.quiet:     # otherwise the progress display has printed it
         print(summary)
     return 0
+
+
+def _executor(args):
+    """None (the local executor) or a DaskExecutor for ``--executor dask`` / ``--scheduler``."""
+    if args.executor == "local" and args.scheduler is None:
+        if args.workers is not None:
+            raise UsageError("--workers sizes a Dask cluster: add --executor dask "
+                             "(the local executor runs one group at a time).")
+        return None
+    if args.scheduler is not None and args.workers is not None:
+        raise UsageError("--workers starts a local Dask cluster; a cluster given by --scheduler "
+                         "has its own workers: drop one of the two flags.")
+    from .runner.dask_executor import DaskExecutor, DaskSetupError
+
+    try:
+        if args.scheduler is not None:
+            return DaskExecutor.connect(args.scheduler)
+        return DaskExecutor.local(args.workers)
+    except DaskSetupError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _report(args) -> int:
@@ -108,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
+    p.add_argument("--executor", choices=["local", "dask"], default="local",
+                   help="local: one group at a time on this machine (default); dask: groups on a "
+                        "Dask cluster, at most one per core (needs the dask extra)")
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="with --executor dask: worker processes of the local cluster (default: one per core)")
+    p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
+                   help="run on the existing Dask cluster with this scheduler (implies --executor dask)")
     p.set_defaults(func=_run)
 
     p = sub.add_parser("report", help="write the HTML report of a results folder")

@@ -107,6 +107,8 @@ COLUMNS = (
     Column("error_rho", "float", "Largest rho = |x-y| / max(1, |x|+|y|) against the reference."),
     Column("reference", "str", "What the accuracy was measured against, e.g. 'mpmath-50-digits'."),
     Column("device", "str", "Where it ran, e.g. 'cpu', 'cuda:0'."),
+    Column("host", "str", "Host name of the machine whose worker process made the row."),
+    Column("executor", "str", "Executor that ran the row's group: 'local' or 'dask'."),
     Column("extra", "dict", "Anything else worth keeping (backend options, wall time, traceback tail; "
                             "on a cell row `phase_rows`, the number of phase rows written before it)."),
     Column("finished_at", "str", "UTC time the row was recorded, ISO 8601."),

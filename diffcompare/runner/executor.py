@@ -6,7 +6,8 @@ and consumes the results as they come. An executor decides only *where* and
 *how many at a time*; the isolation (worker processes, timeouts, fault rows)
 lives in ``run_group``, so any executor gets it.
 
-Writing another executor (e.g. for dask) needs only :meth:`Executor.map_groups`::
+Writing another executor needs only :meth:`Executor.map_groups`; the Dask one
+(:mod:`.dask_executor`) is, in outline::
 
     class DaskExecutor(Executor):
         def __init__(self, client):

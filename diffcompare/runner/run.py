@@ -30,7 +30,7 @@ from .executor import Executor, LocalExecutor
 from .progress import make_progress
 from ..results.catalog import snapshot
 from ..results.folder import REJECTED_FILE, ResultsError, ResultsLog, RunLock, write_catalog
-from ..results.schema import FAULT_STATUSES
+from ..results.schema import FAULT_STATUSES, cell_key
 from .suite import Suite, load_suite
 from .supervisor import SETUP_TIMEOUT_S, STARTUP_TIMEOUT_S, GroupRunner, TimeoutMemory
 
@@ -121,10 +121,12 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
             on_cell_end=lambda g, b, status: show.cell_finished(f"{g.problem}/{g.size}/{b}", status),
             startup_timeout_s=startup_timeout_s, setup_timeout_s=setup_timeout_s)
         show.start(total=_grid.count_cells(groups), done=resumed, title=suite.name)
+        written_cells = set(state.finished)
+        results = executor.map_groups(todo, runner)
         try:
-            for result in executor.map_groups(todo, runner):
+            for result in results:
                 if not result.written:
-                    for row in result.rows:
+                    for row in _unwritten(result.rows, written_cells):
                         log.append(row)
                     for backend, status in result.cells.items():
                         show.cell_finished(f"{result.group.problem}/{result.group.size}/{backend}", status)
@@ -134,6 +136,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
                 counts.update(result.cells.values())
         except BaseException:
             runner.cancel()
+            getattr(results, "close", lambda: None)()    # the executor stops its remote work
             raise
         log.close()                  # the grid's rows are on disk before any study starts
         study_status = _run_studies(suite, results_dir, show) if run_studies else {}
@@ -147,6 +150,15 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
         log.close()
         lock.release()
         show.close(summary)
+
+
+def _unwritten(rows, written_cells: set) -> list:
+    """The rows of cells not yet in the log, and those cells added to ``written_cells``:
+    appends are idempotent per cell, so a group an executor delivers twice (a Dask task
+    rerun after its worker died) cannot write a cell twice."""
+    fresh = [row for row in rows if cell_key(row) not in written_cells]
+    written_cells.update(cell_key(row) for row in fresh if row.get("phase") == "cell")
+    return fresh
 
 
 def _run_studies(suite: Suite, results_dir, show) -> dict:

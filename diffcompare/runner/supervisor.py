@@ -27,6 +27,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -183,8 +184,9 @@ class GroupRunner:
                  memory_limit_mb=None, sink=None, timeouts: TimeoutMemory | None = None,
                  on_cell_start=None, on_cell_end=None, startup_timeout_s: float = STARTUP_TIMEOUT_S,
                  setup_timeout_s: float = SETUP_TIMEOUT_S,
-                 python: str | None = None):
+                 python: str | None = None, executor: str = "local"):
         self.run_id = run_id
+        self.executor = executor            # recorded in every row, with the host
         self.cell_function = cell_function
         self.problem_modules = list(problem_modules)
         self.base_dir = None if base_dir is None else str(base_dir)
@@ -372,7 +374,8 @@ class _GroupRun:
         g = self.group
         return {"run_id": self.runner.run_id, "problem": g.problem, "size": g.size, "seed": g.seed,
                 "backend": backend, "dtype": g.dtype,
-                "family": self.runner._families.get(backend)}
+                "family": self.runner._families.get(backend),
+                "host": socket.gethostname(), "executor": self.runner.executor}
 
     def _options(self, backend: str) -> dict:
         spec = next(b for b in self.group.backends if b.name == backend)
@@ -390,7 +393,7 @@ class _GroupRun:
         base = self._base(backend)
         if values.get("family"):
             self.runner._families.setdefault(backend, values["family"])
-        for key in ("run_id", "problem", "size", "seed", "backend", "dtype"):
+        for key in ("run_id", "problem", "size", "seed", "backend", "dtype", "host", "executor"):
             values[key] = base[key]                       # the grid names the row, not the cell
         values.setdefault("family", base["family"])
         values.setdefault("status", "ok")

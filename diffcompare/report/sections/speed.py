@@ -7,6 +7,7 @@ import math
 from .. import plots
 from ..data import backend_order, problem_order
 from ..fmt import fmt_count, fmt_ratio, fmt_seconds
+from ...runner.provenance import mixed_hosts_message
 from ..html import Markup, code, figure, join, p, scroll, table, tag
 from . import Section, size_labels
 
@@ -41,7 +42,8 @@ def build(data) -> Section:
     prep_parts, k = _preparation(data, ok)
     n_plots += k
     parts += prep_parts
-    return Section("speed", "Speed", join(*parts), plots=n_plots)
+    hosts = mixed_hosts_message(data.rows)      # a Dask run over several hosts
+    return Section("speed", "Speed", join(p(hosts, class_="warn") if hosts else "", *parts), plots=n_plots)
 
 
 def _largest(ok, prob):
