@@ -133,6 +133,12 @@ def _roots(tensors, grad_tensors, create_graph):
             g = np.array(1, dtype=t.data.dtype).reshape(t.shape)
         else:
             g_data = g.data if isinstance(g, Tensor) else np.asarray(g)
+            if g_data.dtype.kind == "c" and t.dtype.kind != "c":
+                raise RuntimeError(
+                    f"grad_output[{i}] is complex ({g_data.dtype}) but output[{i}] is "
+                    f"{t.dtype}: the gradient passed to backward must have the output's "
+                    "(real) dtype; pass its real part (g.real) if that is what you mean."
+                )
             if g_data.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g_data.shape} and "

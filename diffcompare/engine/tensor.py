@@ -15,7 +15,7 @@ tensor(0.52083333, grad_fn=<MeanBackward0>)
 tensor([-0.25      , -0.0625    , -0.02777778, -0.015625  ])
 
 Python numbers and lists become float64 (float32 on request); a NumPy array
-keeps its dtype and is not copied.
+keeps its dtype and is not copied; a Tensor is copied (as ``torch.tensor(t)``).
 """
 from __future__ import annotations
 
@@ -36,7 +36,9 @@ class _VersionCounter:
 
 def _as_array(data, dtype=None) -> np.ndarray:
     if isinstance(data, Tensor):
-        data = data.data
+        # A copy, as torch.tensor(t) makes: sharing the memory under a new version
+        # counter would let `c = Tensor(x); c += 1` change values x's graph saved.
+        return np.array(data.data, dtype=dtype)
     if isinstance(data, np.ndarray):
         return data if dtype is None else data.astype(dtype, copy=False)
     arr = np.asarray(data, dtype=dtype)
@@ -252,6 +254,19 @@ class Tensor:
     def __float__(self):
         return float(self.data)
 
+    def __int__(self):
+        return int(self.data)
+
+    def __index__(self):
+        """An integer tensor of one element as an index (``x[:k]``), as in PyTorch."""
+        if self.data.size != 1 or self.data.dtype.kind not in "iu":
+            raise TypeError(
+                f"only integer tensors of a single element can be converted to an index; "
+                f"this one has shape {self.shape} and dtype {self.dtype}. Use int(t) to "
+                "truncate a float tensor."
+            )
+        return int(self.data.item())
+
     def __bool__(self):
         return bool(self.data)
 
@@ -272,8 +287,8 @@ class Tensor:
     def __add__(self, other):
         return _ops.Add.apply(self, other if type(other) is Tensor else _const(other, self))
 
-    def __radd__(self, other):
-        return _ops.Add.apply(_const(other, self), self)
+    def __radd__(self, other):   # torch records `3 + a` as a.add(3): the tensor first
+        return _ops.Add.apply(self, _const(other, self))
 
     def __sub__(self, other):
         return _ops.Sub.apply(self, other if type(other) is Tensor else _const(other, self))
@@ -284,8 +299,8 @@ class Tensor:
     def __mul__(self, other):
         return _ops.Mul.apply(self, other if type(other) is Tensor else _const(other, self))
 
-    def __rmul__(self, other):
-        return _ops.Mul.apply(_const(other, self), self)
+    def __rmul__(self, other):   # `3 * a` is a.mul(3), so next_functions lists `a` first
+        return _ops.Mul.apply(self, _const(other, self))
 
     def __truediv__(self, other):
         return _ops.Div.apply(self, other if type(other) is Tensor else _const(other, self))
@@ -294,10 +309,14 @@ class Tensor:
         return _ops.Div.apply(_const(other, self), self)
 
     def __pow__(self, other):
-        return _ops.Pow.apply(self, other if type(other) is Tensor else _const(other, self))
+        if type(other) is Tensor:
+            return _ops.PowTensor.apply(self, other)
+        if isinstance(other, _NUMBERS):   # PowBackward0: the exponent is kept as a number
+            return _ops.Pow.apply(self, exponent=other)
+        return _ops.PowTensor.apply(self, _const(other, self))
 
     def __rpow__(self, other):
-        return _ops.Pow.apply(_const(other, self), self)
+        return _ops.PowTensor.apply(_const(other, self), self)
 
     def __matmul__(self, other):
         return _ops.Matmul.apply(self, other if type(other) is Tensor else _const(other, self))
@@ -495,6 +514,9 @@ def _unregister_from_node(t: Tensor) -> None:
     node = t.grad_fn
     if node is not None and node._hooked:
         node._hooked = [(nr, ref) for nr, ref in node._hooked if ref() is not t]
+
+
+_NUMBERS = (int, float, np.integer, np.floating)
 
 
 def _const(value, like: Tensor) -> Tensor:

@@ -14,7 +14,7 @@ from .. import grad_mode
 from ..function import AccumulateGrad
 from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
 from .elementwise import (Abs, Add, AsType, Clone, Cos, Div, Exp, Log, Maximum, Minimum, Mul,
-                          Neg, Pow, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
+                          Neg, Pow, PowTensor, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
 from .linalg import Matmul
 from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
 from .reduction import LogSumExp, Max, Mean, Min, Sum
@@ -59,7 +59,14 @@ def _binary(cls):
     return op
 
 
-add, sub, mul, div, pow, maximum, minimum = map(_binary, (Add, Sub, Mul, Div, Pow, Maximum, Minimum))
+add, sub, mul, div, maximum, minimum = map(_binary, (Add, Sub, Mul, Div, Maximum, Minimum))
+
+
+def pow(a, b):
+    """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor one."""
+    if type(a) is not Tensor:
+        a = Tensor(a) if type(b) is not Tensor else as_tensor(a, b)
+    return a ** b
 neg, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs = map(
     _unary, (Neg, Exp, Log, Sqrt, Sin, Cos, Tanh, Sigmoid, Relu, Abs))
 matmul = _binary(Matmul)
@@ -249,6 +256,13 @@ def index(x, key):
 
 
 def _check_inplace(t: Tensor, recording: bool):
+    if not t.data.flags.writeable:
+        # broadcast_to (PyTorch's expand) makes several elements share one memory location
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to "
+            f"a single memory location (shape {t.shape}, e.g. a broadcast_to result). Please "
+            "clone() the tensor before performing the operation."
+        )
     if not recording:
         return
     if t.grad_fn is None and t._requires_grad:

@@ -72,11 +72,38 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``a ** b``.  As in PyTorch and JAX, d/da is 0 where b == 0 (a**0 is constant,
-    also at a = 0) and d/db is 0 where a == 0 and b >= 0 (instead of 0 * log 0)."""
+    """``a ** exponent`` for a number ``exponent`` (PyTorch's ``PowBackward0``).
+
+    Saves what PyTorch saves: the base, and the exponent as a number (``node.exponent``,
+    torch's ``_saved_exponent``).  d/da = exponent * a ** (exponent - 1), and 0 for
+    exponent 0 (a**0 is constant, also at a = 0).
+    """
+
+    def forward(self, a, exponent):
+        self.exponent = exponent
+        self.save_for_backward(self=a)
+        return a.data ** exponent
+
+    def backward(self, g):
+        e = self.exponent
+        a = self.saved_value("self")
+        if e == 2:   # the common square: no power at all
+            return g * (a * 2.0)
+        if e == 0:
+            return dual.zeros(a.shape, g)
+        return g * (a ** (e - 1) * e)
+
+
+class PowTensor(Function):
+    """``a ** b`` with a tensor exponent (PyTorch's ``PowBackward1``).  As in PyTorch and
+    JAX, d/da is 0 where b == 0 (a**0 is constant, also at a = 0) and d/db is 0 where
+    a == 0 and b >= 0 (instead of 0 * log 0)."""
 
     broadcasts = True
     saves_result = True
+
+    def name(self) -> str:
+        return "PowBackward1"
 
     def forward(self, a, b):
         self.save_for_backward(self=a, exponent=b)

@@ -58,11 +58,16 @@ class Sum(_Reduction):
 class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
-        self.count = math.prod(a.shape[i] for i in axes)
+        self.count = count = math.prod(a.shape[i] for i in axes)
+        total = np.add.reduce(a.data, axis=axes, keepdims=keepdims)
+        if count == 0:   # the mean of nothing is nan (PyTorch, NumPy), without NumPy's warning
+            return np.full_like(total, np.nan)
         # add.reduce / count is what ndarray.mean does, without its Python wrapper
-        return np.add.reduce(a.data, axis=axes, keepdims=keepdims) / max(self.count, 1)
+        return total / count
 
     def backward(self, g):
+        if not self.count:   # nothing was averaged: the (empty) gradient is zeros
+            return dual.zeros(self.in_shape, g)
         return self._expand(g / self.count)
 
 
@@ -100,9 +105,11 @@ class LogSumExp(_Reduction):
         axes = self._setup(a, axis, keepdims)
         self.save_for_backward(self=a)
         x = a.data
-        m = np.max(x, axis=axes, keepdims=True)
+        # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
+        m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
-        out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+        with np.errstate(divide="ignore"):
+            out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
         return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 
     def backward(self, g):
