@@ -23,6 +23,7 @@ differentiated again).
 """
 from __future__ import annotations
 
+import itertools
 import sys
 import weakref
 
@@ -51,6 +52,7 @@ class Node:
     num_outputs = 1
     is_view = False
     next_functions: tuple = ()
+    sequence_nr = -1   # creation order (see _next_sequence_nr); the backward runs latest first
     _hooked = None   # [(output_nr, weakref to tensor)] for retain_grad / hooks on outputs
 
     def name(self) -> str:
@@ -227,7 +229,8 @@ class Function(Node):
                 return tuple([make(o, False, None, 0, vc) for o in out])
             return make(out, False, None, 0, vc)
 
-        node.next_functions = tuple(map(_edge_of, inputs))
+        node.next_functions = tuple(map(_edge_of, inputs))   # may create AccumulateGrads
+        node.sequence_nr = _next_sequence_nr()                # so after them
         if type(out) is tuple:
             node.num_outputs = len(out)
             return tuple([make(o, True, node, i, vc) for i, o in enumerate(out)])
@@ -268,6 +271,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
+        self.sequence_nr = _next_sequence_nr()
 
     def accumulate_from(self, grads: list, create_graph: bool):
         """Take the gradient out of the engine's buffer ``grads`` and accumulate it.
@@ -325,6 +329,11 @@ def _count_in_callee(grad) -> int:
 
 
 _UNSHARED_REFCOUNT = _probe_refcount()
+
+
+# A node is numbered when it is recorded, after the nodes of its inputs (its edges):
+# creation order is a topological order of every graph (as PyTorch's sequence_nr).
+_next_sequence_nr = itertools.count().__next__
 
 
 def _requires_grad_of(t) -> bool:
