@@ -152,7 +152,7 @@ def _roots(tensors, grad_tensors, create_graph):
             else:
                 g = g_data.astype(t.dtype, copy=False)
         if create_graph and type(g) is not Tensor:
-            g = Tensor._make(g, False, None, 0, None)
+            g = Tensor._make(g)
         node, nr = t._edge()
         roots.append((node, nr, g))
     return roots
@@ -162,7 +162,7 @@ def _as_grad_of(t, g) -> Tensor:
     """``g`` as a Tensor of ``t``'s dtype (type promotion upstream may have widened it)."""
     if type(g) is Tensor:
         return g if g.dtype == t.dtype else g.astype(t.dtype)
-    return Tensor._make(np.asarray(g, dtype=t.dtype), False, None, 0, None)
+    return Tensor._make(np.asarray(g, dtype=t.dtype))
 
 
 def _capture_keys(inputs):
@@ -270,7 +270,7 @@ def _execute(roots, retain_graph, create_graph, captures):
 
 
 def _call_hooks(hooks, g, create_graph):
-    wrapped = g if type(g) is Tensor else Tensor._make(g, False, None, 0, None)
+    wrapped = g if type(g) is Tensor else Tensor._make(g)
     for hook in list(hooks):
         new = hook(wrapped)
         if new is not None:
@@ -290,10 +290,10 @@ def _run_tensor_hooks(node, grads, create_graph):
         if t._retains_grad:
             g = grads[nr]
             if create_graph:
-                g = g if type(g) is Tensor else Tensor._make(g, False, None, 0, None)
+                g = g if type(g) is Tensor else Tensor._make(g)
                 t._grad = g if t._grad is None else t._grad + g
             else:
                 g = g.data if type(g) is Tensor else g
-                t._grad = (Tensor._make(np.array(g, dtype=t.dtype), False, None, 0, None)
-                           if t._grad is None else Tensor._make(t._grad.data + g, False, None, 0, None))
+                t._grad = (Tensor._make(np.array(g, dtype=t.dtype))
+                           if t._grad is None else Tensor._make(t._grad.data + g))
     return grads

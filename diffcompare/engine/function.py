@@ -24,6 +24,7 @@ differentiated again).
 from __future__ import annotations
 
 import itertools
+import operator
 import sys
 import weakref
 
@@ -129,7 +130,7 @@ class SavedTensor:
         if not as_tensor:
             return self.data
         if self.is_output:
-            return _tensor.Tensor._make(self.data, True, self._node, 0, self._vc)
+            return _tensor.Tensor._make(self.data, grad_fn=self._node, vc=self._vc)
         return self.tensor
 
 
@@ -226,19 +227,19 @@ class Function(Node):
         vc = inputs[0]._vc_or_new() if cls.is_view else None
         if not recording:
             if type(out) is tuple:
-                return tuple([make(o, False, None, 0, vc) for o in out])
-            return make(out, False, None, 0, vc)
+                return tuple([make(o, None, 0, vc) for o in out])
+            return make(out, None, 0, vc)
 
         node.next_functions = tuple(map(_edge_of, inputs))   # may create AccumulateGrads
         node.sequence_nr = _next_sequence_nr()                # so after them
         if type(out) is tuple:
             node.num_outputs = len(out)
-            return tuple([make(o, True, node, i, vc) for i, o in enumerate(out)])
+            return tuple([make(o, node, i, vc) for i, o in enumerate(out)])
         if cls.broadcasts:   # binary ops: remember the shapes if a gradient must be summed back
             a_shape, b_shape = inputs[0].data.shape, inputs[1].data.shape
             if a_shape != out.shape or b_shape != out.shape:
                 node._input_shapes = (a_shape, b_shape)
-        result = make(out, True, node, 0, vc)
+        result = make(out, node, 0, vc)
         if cls.saves_result:
             if node._saved is None:
                 node._saved = {}
@@ -253,13 +254,18 @@ class Function(Node):
         out = self.backward(*grads)
         if type(out) is not tuple:
             out = (out,)
-        if self._input_shapes is not None:
-            out = tuple([
-                None if g is None or not need
-                else g if g.shape == shape else _dual.sum_to(g, shape)
-                for g, shape, need in zip(out, self._input_shapes, self.needs_input_grad)
-            ])
+        shapes = self._input_shapes
+        if shapes is not None:
+            need_a, need_b = self.needs_input_grad
+            ga, gb = out
+            ga = None if ga is None or not need_a else _sum_to(ga, shapes[0])
+            gb = None if gb is None or not need_b else _sum_to(gb, shapes[1])
+            return ga, gb
         return out
+
+
+def _sum_to(g, shape):
+    return g if g.shape == shape else _dual.sum_to(g, shape)
 
 
 class AccumulateGrad(Node):
@@ -290,7 +296,7 @@ class AccumulateGrad(Node):
         var = self.variable
         old = var._grad
         if create_graph:
-            grad = grad if type(grad) is Tensor else Tensor._make(grad, False, None, 0, None)
+            grad = grad if type(grad) is Tensor else Tensor._make(grad)
             var._grad = grad if old is None else old + grad
             return
         if type(grad) is Tensor:
@@ -302,9 +308,9 @@ class AccumulateGrad(Node):
             # .grad.zero_() must not reach those.
             if not (_unshared and grad.dtype == var.data.dtype):
                 grad = np.array(grad, dtype=var.data.dtype)
-            var._grad = Tensor._make(grad, False, None, 0, None)
+            var._grad = Tensor._make(grad)
         elif old._requires_grad:
-            var._grad = Tensor._make(old.data + grad, False, None, 0, None)
+            var._grad = Tensor._make(old.data + grad)
         else:
             np.add(old.data, grad, out=old.data, casting="unsafe")
 
@@ -336,8 +342,7 @@ _UNSHARED_REFCOUNT = _probe_refcount()
 _next_sequence_nr = itertools.count().__next__
 
 
-def _requires_grad_of(t) -> bool:
-    return t._requires_grad
+_requires_grad_of = operator.attrgetter("_requires_grad")
 
 
 def _edge_of(t) -> tuple:

