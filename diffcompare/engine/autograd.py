@@ -24,7 +24,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from . import grad_mode
-from .function import AccumulateGrad, accumulator_of
+from .function import FREED_MESSAGE, AccumulateGrad, accumulator_of
 from .tensor import Tensor
 
 
@@ -229,8 +229,9 @@ def _execute(roots, retain_graph, create_graph, captures):
             heappush(heap, (-node.sequence_nr, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    prev_mode = grad_mode.is_grad_enabled()
-    grad_mode.set_grad_enabled(create_graph)
+    state = grad_mode._state
+    prev_mode = state.enabled
+    state.enabled = create_graph
     pop_buffer = buffers.pop
     try:
         while heap:
@@ -249,7 +250,14 @@ def _execute(roots, retain_graph, create_graph, captures):
                     grads[0] = _call_hooks(hooks, grads[0], create_graph)
                 node.accumulate_from(grads, create_graph)
                 continue
-            input_grads = node.run_backward(grads, create_graph)
+            if node._released:
+                raise RuntimeError(FREED_MESSAGE)
+            node._as_tensor = create_graph   # saved tensors unpack as Tensors for create_graph
+            input_grads = node.backward(*grads)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+            elif node._input_shapes is not None:
+                input_grads = node.sum_back(input_grads)
             if not retain_graph and node._saved is not None:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, input_grads):
@@ -265,7 +273,7 @@ def _execute(roots, retain_graph, create_graph, captures):
             # Drop our references so AccumulateGrad can tell an array nobody else holds.
             input_grads = g = grads = None
     finally:
-        grad_mode.set_grad_enabled(prev_mode)
+        state.enabled = prev_mode
     return captured
 
 

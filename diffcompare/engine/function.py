@@ -246,22 +246,14 @@ class Function(Node):
             node._saved["result"] = SavedTensor(result, node, is_output=True)
         return result
 
-    def run_backward(self, grads, create_graph):
-        """Called by the engine: input gradients from output gradients, shapes fixed up."""
-        if self._released:
-            raise RuntimeError(FREED_MESSAGE)
-        self._as_tensor = create_graph
-        out = self.backward(*grads)
-        if type(out) is not tuple:
-            out = (out,)
+    def sum_back(self, grads: tuple) -> tuple:
+        """Gradients of a broadcasting binary op summed back to its inputs' shapes
+        (the engine calls this after ``backward`` when the shapes differ)."""
         shapes = self._input_shapes
-        if shapes is not None:
-            need_a, need_b = self.needs_input_grad
-            ga, gb = out
-            ga = None if ga is None or not need_a else _sum_to(ga, shapes[0])
-            gb = None if gb is None or not need_b else _sum_to(gb, shapes[1])
-            return ga, gb
-        return out
+        need_a, need_b = self.needs_input_grad
+        ga, gb = grads
+        return (None if ga is None or not need_a else _sum_to(ga, shapes[0]),
+                None if gb is None or not need_b else _sum_to(gb, shapes[1]))
 
 
 def _sum_to(g, shape):

@@ -34,11 +34,15 @@ class _Reduction(Function):
     """Shared bookkeeping: the input shape and the keepdims shape of the result."""
 
     def _setup(self, a, axis, keepdims):
-        self.in_shape = a.shape
-        self.axes = normalize_axes(axis, a.ndim)
-        self.keep_shape = tuple(1 if i in self.axes else n for i, n in enumerate(a.shape))
+        self.in_shape = shape = a.data.shape
         self.keepdims = keepdims
-        return self.axes
+        if axis is None:   # the common full reduction, without the general bookkeeping
+            self.axes = axes = tuple(range(len(shape)))
+            self.keep_shape = (1,) * len(shape)
+            return axes
+        self.axes = axes = normalize_axes(axis, len(shape))
+        self.keep_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        return axes
 
     def _expand(self, g):
         """The output gradient broadcast back over the reduced axes."""
@@ -58,7 +62,7 @@ class Sum(_Reduction):
 class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
-        self.count = count = math.prod(a.shape[i] for i in axes)
+        self.count = count = a.data.size if axis is None else math.prod(a.shape[i] for i in axes)
         total = np.add.reduce(a.data, axis=axes, keepdims=keepdims)
         if count == 0:   # the mean of nothing is nan (PyTorch, NumPy), without NumPy's warning
             return np.full_like(total, np.nan)
