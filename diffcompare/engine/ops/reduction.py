@@ -100,6 +100,11 @@ class Min(_Extremum):
     reduce = staticmethod(np.min)
 
 
+def _exp_in_place(x):
+    """exp(x) in x's own memory when x is a fresh array (0-d arithmetic gives a scalar)."""
+    return np.exp(x, out=x) if type(x) is np.ndarray else np.exp(x)
+
+
 class LogSumExp(_Reduction):
     """log(sum(exp(x))) computed stably (shifted by the max)."""
 
@@ -112,12 +117,16 @@ class LogSumExp(_Reduction):
         # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
         m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
+        e = _exp_in_place(x - m)
         with np.errstate(divide="ignore"):
-            out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+            out = np.log(np.add.reduce(e, axis=axes, keepdims=True)) + m
         return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 
     def backward(self, g):
         a, out = self.saved_tensors
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
-        return self._expand(g) * dual.exp(a - out)
+            g = g.reshape(self.keep_shape)
+        if dual._is_tensor(a):   # create_graph: recorded ops
+            return self._expand(g) * dual.exp(a - out)
+        return _exp_in_place(a - out) * g   # softmax(a) * g
