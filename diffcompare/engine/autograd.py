@@ -24,7 +24,8 @@ from heapq import heappop, heappush
 import numpy as np
 
 from . import grad_mode
-from .function import FREED_MESSAGE, AccumulateGrad, accumulator_of
+from .function import FREED_MESSAGE, AccumulateGrad, _edge_of, accumulator_of
+from .ops.dual import sum_to
 from .tensor import Tensor
 
 
@@ -153,7 +154,7 @@ def _roots(tensors, grad_tensors, create_graph):
                 g = g_data.astype(t.dtype, copy=False)
         if create_graph and type(g) is not Tensor:
             g = Tensor._make(g)
-        node, nr = t._edge()
+        node, nr = _edge_of(t)
         roots.append((node, nr, g))
     return roots
 
@@ -257,7 +258,7 @@ def _execute(roots, retain_graph, create_graph, captures):
             if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
             elif node._input_shapes is not None:
-                input_grads = node.sum_back(input_grads)
+                input_grads = _sum_back(node, input_grads)
             if not retain_graph and node._saved is not None:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, input_grads):
@@ -275,6 +276,15 @@ def _execute(roots, retain_graph, create_graph, captures):
     finally:
         state.enabled = prev_mode
     return captured
+
+
+def _sum_back(node, grads: tuple) -> tuple:
+    """Gradients of a broadcasting binary op summed back to its inputs' shapes."""
+    shapes = node._input_shapes
+    need_a, need_b = node.needs_input_grad
+    ga, gb = grads
+    return (None if ga is None or not need_a else ga if ga.shape == shapes[0] else sum_to(ga, shapes[0]),
+            None if gb is None or not need_b else gb if gb.shape == shapes[1] else sum_to(gb, shapes[1]))
 
 
 def _call_hooks(hooks, g, create_graph):

@@ -31,6 +31,7 @@ import weakref
 import numpy as np
 
 from .grad_mode import _state as _grad_state
+from .tensor import Tensor
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -130,7 +131,7 @@ class SavedTensor:
         if not as_tensor:
             return self.data
         if self.is_output:
-            return _tensor.Tensor._make(self.data, grad_fn=self._node, vc=self._vc)
+            return Tensor._make(self.data, grad_fn=self._node, vc=self._vc)
         return self.tensor
 
 
@@ -246,19 +247,6 @@ class Function(Node):
             node._saved["result"] = SavedTensor(result, node, is_output=True)
         return result
 
-    def sum_back(self, grads: tuple) -> tuple:
-        """Gradients of a broadcasting binary op summed back to its inputs' shapes
-        (the engine calls this after ``backward`` when the shapes differ)."""
-        shapes = self._input_shapes
-        need_a, need_b = self.needs_input_grad
-        ga, gb = grads
-        return (None if ga is None or not need_a else _sum_to(ga, shapes[0]),
-                None if gb is None or not need_b else _sum_to(gb, shapes[1]))
-
-
-def _sum_to(g, shape):
-    return g if g.shape == shape else _dual.sum_to(g, shape)
-
 
 class AccumulateGrad(Node):
     """The node that adds incoming gradients into a leaf's ``.grad``.
@@ -284,7 +272,6 @@ class AccumulateGrad(Node):
 
     def accumulate(self, grad, create_graph, _unshared=False):
         """Add ``grad`` (array, or Tensor in create_graph mode) into ``variable.grad``."""
-        Tensor = _tensor.Tensor
         var = self.variable
         old = var._grad
         if create_graph:
@@ -335,6 +322,7 @@ _next_sequence_nr = itertools.count().__next__
 
 
 _requires_grad_of = operator.attrgetter("_requires_grad")
+_make_tensor = Tensor._make
 
 
 def _edge_of(t) -> tuple:
@@ -359,9 +347,3 @@ def accumulator_of(leaf) -> AccumulateGrad:
         acc = AccumulateGrad(leaf)
         leaf._accum_ref = weakref.ref(acc)
     return acc
-
-
-# Bottom imports: these modules import this one at their top.
-from . import tensor as _tensor  # noqa: E402
-_make_tensor = _tensor.Tensor._make
-from .ops import dual as _dual  # noqa: E402

@@ -20,7 +20,17 @@ from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
 from .reduction import LogSumExp, Max, Mean, Min, Sum
 from .shape import (BroadcastTo, Cat, Index, IndexPut, IndexView, Permute, Reshape, Split, Stack,
                     SumTo, Unbind, is_basic_index)
-from . import dual  # noqa: F401  (imported for its side of the import cycle)
+from . import dual
+
+#: The op functions, one list: the engine package's and the array namespace's names
+#: come from it (``from .ops import *``); the Tensor's methods from ``methods``.
+__all__ = [
+    "abs", "add", "astype", "broadcast_to", "clone", "concatenate", "cos", "cross_entropy",
+    "div", "exp", "expand_dims", "log", "log_softmax", "logsumexp", "matmul", "max", "maximum",
+    "mean", "min", "minimum", "mse_loss", "mul", "neg", "nll_loss", "permute", "pow", "relu",
+    "reshape", "sigmoid", "sin", "softmax", "split", "sqrt", "squeeze", "stack", "sub", "sum",
+    "swapaxes", "tanh", "transpose", "unbind", "where",
+]
 
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:

@@ -127,6 +127,7 @@ def _zero_where_not(keep, grad):
     return grad if np.all(keep) else dual.where(keep, grad)
 
 
+@dual.records("exp")
 class Exp(Function):
     saves_result = True
 
@@ -138,6 +139,7 @@ class Exp(Function):
         return g * y
 
 
+@dual.records("log")
 class Log(Function):
     def forward(self, a):
         self.save_for_backward(self=a)
@@ -162,6 +164,7 @@ class Sqrt(Function):
             return g / (2 * y)
 
 
+@dual.records("sin")
 class Sin(Function):
     def forward(self, a):
         self.save_for_backward(self=a)
@@ -172,6 +175,7 @@ class Sin(Function):
         return g * dual.cos(a)
 
 
+@dual.records("cos")
 class Cos(Function):
     def forward(self, a):
         self.save_for_backward(self=a)
@@ -274,6 +278,7 @@ def _split_by_share(node, g, share_a):
             g * (1 - share_a) if need_b else None)
 
 
+@dual.records("where")
 class Where(Function):
     """``where(condition, a, b)`` with a constant boolean condition."""
 

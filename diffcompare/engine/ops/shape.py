@@ -25,6 +25,7 @@ class Reshape(Function):
         return g.reshape(self.in_shape)
 
 
+@dual.records("permute")
 class Permute(Function):
     is_view = True
 
@@ -42,6 +43,7 @@ class Permute(Function):
         return dual.permute(g, tuple(np.argsort(self.axes)))
 
 
+@dual.records("broadcast_to")
 class BroadcastTo(Function):
     def forward(self, a, shape):
         self.in_shape = a.shape
@@ -51,6 +53,7 @@ class BroadcastTo(Function):
         return dual.sum_to(g, self.in_shape)
 
 
+@dual.records("sum_to")
 class SumTo(Function):
     """Sum a broadcast array back to ``shape`` (the adjoint of ``BroadcastTo``)."""
 
@@ -67,37 +70,6 @@ def is_basic_index(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
     return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis
                for k in items)
-
-
-def index_add_array(g, key, shape, accumulate):
-    """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices summed if ``accumulate``)."""
-    if accumulate and _is_row_gather(key, g, shape):
-        return _scatter_rows(g, key, shape)
-    out = np.zeros(shape, dtype=np.result_type(g))
-    if accumulate:
-        np.add.at(out, key, g)
-    else:
-        out[key] = g
-    return out
-
-
-def _is_row_gather(key, g, shape) -> bool:
-    """``x[idx]`` with one 1-D integer array: the gather of rows an embedding or a
-    bundle adjustment's camera lookup does."""
-    return (type(key) is np.ndarray and key.ndim == 1 and key.dtype.kind in "iu"
-            and g.dtype.kind == "f" and len(shape) >= 1 and g.shape[:1] == key.shape)
-
-
-def _scatter_rows(g, key, shape):
-    """Sum the rows of ``g`` into rows ``key`` of zeros(shape): one ``bincount`` over
-    (row, column) pairs, several times faster than ``np.add.at``."""
-    n = shape[0]
-    idx = np.where(key < 0, key + n, key) if key.dtype.kind == "i" else key
-    cols = int(np.prod(shape[1:], dtype=np.int64))
-    flat = g.reshape(len(key), cols)
-    pairs = (idx[:, None] * cols + np.arange(cols)).ravel()
-    out = np.bincount(pairs, weights=flat.ravel(), minlength=n * cols)
-    return out.reshape(shape).astype(g.dtype, copy=False)
 
 
 class Index(Function):
@@ -129,12 +101,13 @@ class IndexView(Index):
         return "IndexBackward0"
 
 
+@dual.records("index_add")
 class IndexAdd(Function):
     """Zeros of ``shape`` with the input added at ``key``: the backward of ``Index``."""
 
     def forward(self, a, key, shape, accumulate):
         self.key = key
-        return index_add_array(a.data, key, shape, accumulate)
+        return dual.index_add_array(a.data, key, shape, accumulate)
 
     def backward(self, g):
         return g[self.key]
@@ -162,6 +135,7 @@ class IndexPut(Function):
         return ga, gv
 
 
+@dual.records("unbind")
 class Unbind(Function):
     """One node, one output per slice along ``axis``; output i is ``output_nr`` i."""
 
@@ -178,6 +152,7 @@ class Unbind(Function):
         return dual.stack(_fill_zeros(grads, self.out_shapes), self.axis)
 
 
+@dual.records("split_at")
 class Split(Function):
     """Split along ``axis`` at cut points ``indices``; one node, several outputs."""
 
@@ -193,6 +168,7 @@ class Split(Function):
         return dual.concatenate(_fill_zeros(grads, self.out_shapes), self.axis)
 
 
+@dual.records("stack")
 class Stack(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
@@ -202,6 +178,7 @@ class Stack(Function):
         return dual.unbind(g, self.axis)
 
 
+@dual.records("concatenate")
 class Cat(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
