@@ -4,8 +4,9 @@
 graph) and imports no op; the ops never import this module.  Here, above both,
 each operator and method is generated from one table entry and set on ``Tensor``
 (as tinygrad's op mixins and HIPS autograd's ``ArrayBox`` get theirs), so an op
-name is written once: its ``Function`` in ``ops``, its function in ``ops.__all__``
-(which also makes the package's and the array namespace's names), its method here.
+name is written in few places: its ``Function`` in ``ops``, its function in
+``ops.__all__`` (which makes the package's names), its method here, and - if it is
+part of the ``xp`` contract every namespace offers - ``array_api``'s import list.
 
 >>> from diffcompare.engine import Tensor
 >>> a = Tensor([1.0, 2.0], requires_grad=True)

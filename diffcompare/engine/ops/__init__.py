@@ -22,8 +22,8 @@ from .shape import (BroadcastTo, Cat, Index, IndexPut, IndexView, Permute, Resha
                     SumTo, Unbind, is_basic_index)
 from . import dual
 
-#: The op functions, one list: the engine package's and the array namespace's names
-#: come from it (``from .ops import *``); the Tensor's methods from ``methods``.
+#: The op functions, one list: the engine package's names come from it
+#: (``from .ops import *``); the Tensor's methods are made in ``methods``.
 __all__ = [
     "abs", "add", "astype", "broadcast_to", "clone", "concatenate", "cos", "cross_entropy",
     "div", "exp", "expand_dims", "log", "log_softmax", "logsumexp", "matmul", "max", "maximum",
