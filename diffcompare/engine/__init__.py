@@ -12,18 +12,10 @@ from .tensor import Tensor, tensor
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .function import AccumulateGrad, Function, Node, SavedTensor
 from . import autograd, ops
-from .ops import (abs, add, astype, broadcast_to, clone, concatenate, cos, cross_entropy, div,
-                  exp, expand_dims, log, log_softmax, logsumexp, matmul, max, maximum, mean,
-                  min, minimum, mse_loss, mul, neg, nll_loss, permute, pow, relu, reshape,
-                  sigmoid, sin, softmax, split, sqrt, squeeze, stack, sub, sum, swapaxes, tanh,
-                  transpose, unbind, where)
+from .ops import *  # noqa: F403  (the op functions: ops.__all__)
+from . import methods  # noqa: F401  (gives Tensor its operators and methods)
 
 __all__ = [
     "Tensor", "tensor", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
     "Node", "Function", "AccumulateGrad", "SavedTensor", "autograd", "ops",
-    "abs", "add", "astype", "broadcast_to", "clone", "concatenate", "cos", "cross_entropy",
-    "div", "exp", "expand_dims", "log", "log_softmax", "logsumexp", "matmul", "max", "maximum",
-    "mean", "min", "minimum", "mse_loss", "mul", "neg", "nll_loss", "permute", "pow", "relu",
-    "reshape", "sigmoid", "sin", "softmax", "split", "sqrt", "squeeze", "stack", "sub", "sum",
-    "swapaxes", "tanh", "transpose", "unbind", "where",
-]
+] + ops.__all__

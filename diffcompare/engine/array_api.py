@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-# re-exported: these are the namespace's functions
+# re-exported: these are the namespace's functions (the xp contract other namespaces offer)
 from .ops import (abs, add, astype, broadcast_to, concatenate, cos, exp, expand_dims, log,  # noqa: F401
                   logsumexp, matmul, max, maximum, mean, min, minimum, permute, reshape,
                   sin, sqrt, squeeze, stack, sum, swapaxes, tanh, where)

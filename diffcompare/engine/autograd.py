@@ -19,10 +19,13 @@ tensor([ 6., 12.])
 """
 from __future__ import annotations
 
+from heapq import heappop, heappush
+
 import numpy as np
 
 from . import grad_mode
-from .function import AccumulateGrad, accumulator_of
+from .function import FREED_MESSAGE, AccumulateGrad, _edge_of, accumulator_of
+from .ops.dual import sum_to
 from .tensor import Tensor
 
 
@@ -133,6 +136,12 @@ def _roots(tensors, grad_tensors, create_graph):
             g = np.array(1, dtype=t.data.dtype).reshape(t.shape)
         else:
             g_data = g.data if isinstance(g, Tensor) else np.asarray(g)
+            if g_data.dtype.kind == "c" and t.dtype.kind != "c":
+                raise RuntimeError(
+                    f"grad_output[{i}] is complex ({g_data.dtype}) but output[{i}] is "
+                    f"{t.dtype}: the gradient passed to backward must have the output's "
+                    "(real) dtype; pass its real part (g.real) if that is what you mean."
+                )
             if g_data.shape != t.shape:
                 raise RuntimeError(
                     f"Mismatch in shape: grad_output[{i}] has a shape of {g_data.shape} and "
@@ -144,8 +153,8 @@ def _roots(tensors, grad_tensors, create_graph):
             else:
                 g = g_data.astype(t.dtype, copy=False)
         if create_graph and type(g) is not Tensor:
-            g = Tensor._make(g, False, None, 0, None)
-        node, nr = t._edge()
+            g = Tensor._make(g)
+        node, nr = _edge_of(t)
         roots.append((node, nr, g))
     return roots
 
@@ -154,7 +163,7 @@ def _as_grad_of(t, g) -> Tensor:
     """``g`` as a Tensor of ``t``'s dtype (type promotion upstream may have widened it)."""
     if type(g) is Tensor:
         return g if g.dtype == t.dtype else g.astype(t.dtype)
-    return Tensor._make(np.asarray(g, dtype=t.dtype), False, None, 0, None)
+    return Tensor._make(np.asarray(g, dtype=t.dtype))
 
 
 def _capture_keys(inputs):
@@ -163,118 +172,123 @@ def _capture_keys(inputs):
             for t in inputs]
 
 
-def _graph(root_nodes):
-    """All nodes reachable from the roots, and the number of edges into each."""
-    deps = {}
+def _reachable(root_nodes):
+    """All nodes reachable from the roots."""
     seen = set(root_nodes)
     stack = list(seen)
     while stack:
-        node = stack.pop()
-        for nxt, _ in node.next_functions:
-            if nxt is not None:
-                deps[nxt] = deps.get(nxt, 0) + 1
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-    return seen, deps
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None and nxt not in seen:
+                seen.add(nxt)
+                stack.append(nxt)
+    return seen
 
 
-def _needed(nodes, deps, targets):
-    """Nodes from which a target can be reached (the only ones worth running)."""
-    # Kahn's order from the outputs; then walk it backwards so children come first.
-    remaining = dict(deps)
-    order = [n for n in nodes if remaining.get(n, 0) == 0]
-    i = 0
-    while i < len(order):
-        for nxt, _ in order[i].next_functions:
-            if nxt is not None:
-                remaining[nxt] -= 1
-                if remaining[nxt] == 0:
-                    order.append(nxt)
-        i += 1
-    needed = set()
-    for node in reversed(order):
-        if node in targets or any(n in needed for n, _ in node.next_functions if n is not None):
+def _to_run(root_nodes, targets):
+    """For gradients at ``targets`` only: the nodes that must receive a gradient (those
+    with a path to a target, and the targets) and, of those, the ones that must run
+    (a target with no path to another target only captures)."""
+    needed, run = set(), set()
+    # A node's inputs were made before it, so ascending creation order visits inputs first.
+    for node in sorted(_reachable(root_nodes), key=_creation):
+        if any(n in needed for n, _ in node.next_functions):
             needed.add(node)
-    return needed
+            run.add(node)
+        elif node in targets:
+            needed.add(node)
+    return needed, run
+
+
+def _creation(node):
+    return node.sequence_nr
 
 
 def _execute(roots, retain_graph, create_graph, captures):
     """Run the backward pass.  With ``captures`` (a list of (node, nr)), return the
     gradient arriving at each of them and run only what leads there; leaves'
-    ``.grad`` are left alone.  Without, accumulate into every leaf."""
-    root_nodes = [node for node, _, _ in roots]
-    nodes, deps = _graph(root_nodes)
-    capture_at = None
+    ``.grad`` are left alone.  Without, accumulate into every leaf.
+
+    Nodes run latest-created first (PyTorch's order by ``sequence_nr``): every node
+    that consumes a tensor was created after the tensor's node, so by the time a node
+    runs, all the gradient it will receive has arrived - no dependency count needed.
+    A node that receives no gradient does not run.
+    """
+    needed = run = captured = capture_at = None
     if captures is not None:
         capture_at = {}
         for i, (node, nr) in enumerate(captures):
             capture_at.setdefault(node, []).append((nr, i))
-        needed = _needed(nodes, deps, capture_at)
-        deps = {}
-        for node in needed:
-            for nxt, _ in node.next_functions:
-                if nxt in needed:
-                    deps[nxt] = deps.get(nxt, 0) + 1
+        needed, run = _to_run([node for node, _, _ in roots], capture_at)
         captured = [None] * len(captures)
 
     buffers = {}
+    heap = []
     for node, nr, g in roots:
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * node.num_outputs
+            heappush(heap, (-node.sequence_nr, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
-    ready = [node for node in dict.fromkeys(root_nodes) if deps.get(node, 0) == 0]
 
-    prev_mode = grad_mode.is_grad_enabled()
-    grad_mode.set_grad_enabled(create_graph)
+    state = grad_mode._state
+    prev_mode = state.enabled
+    state.enabled = create_graph
+    pop_buffer = buffers.pop
     try:
-        while ready:
-            node = ready.pop()
-            grads = buffers.pop(node, None)
-            if grads is None:
-                grads = [None] * node.num_outputs
-            elif node._hooked:
+        while heap:
+            node = heappop(heap)[1]
+            grads = pop_buffer(node)
+            if node._hooked:
                 grads = _run_tensor_hooks(node, grads, create_graph)
             if capture_at is not None:
                 for nr, i in capture_at.get(node, ()):
                     captured[i] = grads[nr]
-                if node not in needed or not any(n in needed for n, _ in node.next_functions):
+                if node not in run:
                     continue
-            if type(node) is AccumulateGrad:
-                if grads[0] is not None:
-                    hooks = node.variable._hooks
-                    if hooks:
-                        grads[0] = _call_hooks(hooks, grads[0], create_graph)
-                    node.accumulate_from(grads, create_graph)
+            elif type(node) is AccumulateGrad:
+                hooks = node.variable._hooks
+                if hooks:
+                    grads[0] = _call_hooks(hooks, grads[0], create_graph)
+                node.accumulate_from(grads, create_graph)
                 continue
-            if grads[0] is not None or any(g is not None for g in grads):
-                input_grads = node.run_backward(grads, create_graph)
-                if not retain_graph and node._saved is not None:
-                    node.release()
-            else:
-                input_grads = (None,) * len(node.next_functions)
+            if node._released:
+                raise RuntimeError(FREED_MESSAGE)
+            node._as_tensor = create_graph   # saved tensors unpack as Tensors for create_graph
+            input_grads = node.backward(*grads)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+            elif node._input_shapes is not None:
+                input_grads = _sum_back(node, input_grads)
+            if not retain_graph and node._saved is not None:
+                node.release()
             for (nxt, nr), g in zip(node.next_functions, input_grads):
-                if nxt is None or (capture_at is not None and nxt not in needed):
+                if g is None or nxt is None or (needed is not None and nxt not in needed):
                     continue
-                if g is not None:
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                buf = buffers.get(nxt)
+                if buf is None:
+                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                    heappush(heap, (-nxt.sequence_nr, nxt))
+                    buf[nr] = g
+                else:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
-                count = deps[nxt] - 1
-                deps[nxt] = count
-                if count == 0:
-                    ready.append(nxt)
             # Drop our references so AccumulateGrad can tell an array nobody else holds.
             input_grads = g = grads = None
     finally:
-        grad_mode.set_grad_enabled(prev_mode)
-    return captured if capture_at is not None else None
+        state.enabled = prev_mode
+    return captured
+
+
+def _sum_back(node, grads: tuple) -> tuple:
+    """Gradients of a broadcasting binary op summed back to its inputs' shapes."""
+    shapes = node._input_shapes
+    need_a, need_b = node.needs_input_grad
+    ga, gb = grads
+    return (None if ga is None or not need_a else ga if ga.shape == shapes[0] else sum_to(ga, shapes[0]),
+            None if gb is None or not need_b else gb if gb.shape == shapes[1] else sum_to(gb, shapes[1]))
 
 
 def _call_hooks(hooks, g, create_graph):
-    wrapped = g if type(g) is Tensor else Tensor._make(g, False, None, 0, None)
+    wrapped = g if type(g) is Tensor else Tensor._make(g)
     for hook in list(hooks):
         new = hook(wrapped)
         if new is not None:
@@ -294,10 +308,10 @@ def _run_tensor_hooks(node, grads, create_graph):
         if t._retains_grad:
             g = grads[nr]
             if create_graph:
-                g = g if type(g) is Tensor else Tensor._make(g, False, None, 0, None)
+                g = g if type(g) is Tensor else Tensor._make(g)
                 t._grad = g if t._grad is None else t._grad + g
             else:
                 g = g.data if type(g) is Tensor else g
-                t._grad = (Tensor._make(np.array(g, dtype=t.dtype), False, None, 0, None)
-                           if t._grad is None else Tensor._make(t._grad.data + g, False, None, 0, None))
+                t._grad = (Tensor._make(np.array(g, dtype=t.dtype))
+                           if t._grad is None else Tensor._make(t._grad.data + g))
     return grads

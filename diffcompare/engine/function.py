@@ -23,12 +23,15 @@ differentiated again).
 """
 from __future__ import annotations
 
+import itertools
+import operator
 import sys
 import weakref
 
 import numpy as np
 
 from .grad_mode import _state as _grad_state
+from .tensor import Tensor
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -51,6 +54,7 @@ class Node:
     num_outputs = 1
     is_view = False
     next_functions: tuple = ()
+    sequence_nr = -1   # creation order (see _next_sequence_nr); the backward runs latest first
     _hooked = None   # [(output_nr, weakref to tensor)] for retain_grad / hooks on outputs
 
     def name(self) -> str:
@@ -127,7 +131,7 @@ class SavedTensor:
         if not as_tensor:
             return self.data
         if self.is_output:
-            return _tensor.Tensor._make(self.data, True, self._node, 0, self._vc)
+            return Tensor._make(self.data, grad_fn=self._node, vc=self._vc)
         return self.tensor
 
 
@@ -224,39 +228,24 @@ class Function(Node):
         vc = inputs[0]._vc_or_new() if cls.is_view else None
         if not recording:
             if type(out) is tuple:
-                return tuple([make(o, False, None, 0, vc) for o in out])
-            return make(out, False, None, 0, vc)
+                return tuple([make(o, None, 0, vc) for o in out])
+            return make(out, None, 0, vc)
 
-        node.next_functions = tuple(map(_edge_of, inputs))
+        node.next_functions = tuple(map(_edge_of, inputs))   # may create AccumulateGrads
+        node.sequence_nr = _next_sequence_nr()                # so after them
         if type(out) is tuple:
             node.num_outputs = len(out)
-            return tuple([make(o, True, node, i, vc) for i, o in enumerate(out)])
+            return tuple([make(o, node, i, vc) for i, o in enumerate(out)])
         if cls.broadcasts:   # binary ops: remember the shapes if a gradient must be summed back
             a_shape, b_shape = inputs[0].data.shape, inputs[1].data.shape
             if a_shape != out.shape or b_shape != out.shape:
                 node._input_shapes = (a_shape, b_shape)
-        result = make(out, True, node, 0, vc)
+        result = make(out, node, 0, vc)
         if cls.saves_result:
             if node._saved is None:
                 node._saved = {}
             node._saved["result"] = SavedTensor(result, node, is_output=True)
         return result
-
-    def run_backward(self, grads, create_graph):
-        """Called by the engine: input gradients from output gradients, shapes fixed up."""
-        if self._released:
-            raise RuntimeError(FREED_MESSAGE)
-        self._as_tensor = create_graph
-        out = self.backward(*grads)
-        if type(out) is not tuple:
-            out = (out,)
-        if self._input_shapes is not None:
-            out = tuple([
-                None if g is None or not need
-                else g if g.shape == shape else _dual.sum_to(g, shape)
-                for g, shape, need in zip(out, self._input_shapes, self.needs_input_grad)
-            ])
-        return out
 
 
 class AccumulateGrad(Node):
@@ -268,6 +257,7 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         self.variable = variable
+        self.sequence_nr = _next_sequence_nr()
 
     def accumulate_from(self, grads: list, create_graph: bool):
         """Take the gradient out of the engine's buffer ``grads`` and accumulate it.
@@ -282,11 +272,10 @@ class AccumulateGrad(Node):
 
     def accumulate(self, grad, create_graph, _unshared=False):
         """Add ``grad`` (array, or Tensor in create_graph mode) into ``variable.grad``."""
-        Tensor = _tensor.Tensor
         var = self.variable
         old = var._grad
         if create_graph:
-            grad = grad if type(grad) is Tensor else Tensor._make(grad, False, None, 0, None)
+            grad = grad if type(grad) is Tensor else Tensor._make(grad)
             var._grad = grad if old is None else old + grad
             return
         if type(grad) is Tensor:
@@ -298,9 +287,9 @@ class AccumulateGrad(Node):
             # .grad.zero_() must not reach those.
             if not (_unshared and grad.dtype == var.data.dtype):
                 grad = np.array(grad, dtype=var.data.dtype)
-            var._grad = Tensor._make(grad, False, None, 0, None)
+            var._grad = Tensor._make(grad)
         elif old._requires_grad:
-            var._grad = Tensor._make(old.data + grad, False, None, 0, None)
+            var._grad = Tensor._make(old.data + grad)
         else:
             np.add(old.data, grad, out=old.data, casting="unsafe")
 
@@ -327,8 +316,13 @@ def _count_in_callee(grad) -> int:
 _UNSHARED_REFCOUNT = _probe_refcount()
 
 
-def _requires_grad_of(t) -> bool:
-    return t._requires_grad
+# A node is numbered when it is recorded, after the nodes of its inputs (its edges):
+# creation order is a topological order of every graph (as PyTorch's sequence_nr).
+_next_sequence_nr = itertools.count().__next__
+
+
+_requires_grad_of = operator.attrgetter("_requires_grad")
+_make_tensor = Tensor._make
 
 
 def _edge_of(t) -> tuple:
@@ -353,9 +347,3 @@ def accumulator_of(leaf) -> AccumulateGrad:
         acc = AccumulateGrad(leaf)
         leaf._accum_ref = weakref.ref(acc)
     return acc
-
-
-# Bottom imports: these modules import this one at their top.
-from . import tensor as _tensor  # noqa: E402
-_make_tensor = _tensor.Tensor._make
-from .ops import dual as _dual  # noqa: E402

@@ -191,9 +191,16 @@ def _grads(out, xs, cotangent, allow_unused, create_graph, retain_graph=None):
             "The function's output does not depend on any of its inputs, so every gradient "
             "is zero. Pass allow_unused=True to get zeros."
         )
-    return autograd.grad(out, xs, cotangent, retain_graph=retain_graph,
-                         create_graph=create_graph, allow_unused=allow_unused,
-                         materialize_grads=allow_unused)
+    grads = autograd.grad(out, xs, cotangent, retain_graph=retain_graph,
+                          create_graph=create_graph, allow_unused=True,
+                          materialize_grads=allow_unused)
+    for i, (g, x) in enumerate(zip(grads, xs)):
+        if g is None:   # only without allow_unused: materialize_grads fills in zeros
+            raise RuntimeError(
+                f"Input {i} (shape {x.shape}) does not appear in the function's graph, so "
+                "its gradient is zero. Pass allow_unused=True to get zeros for it."
+            )
+    return grads
 
 
 def _as_tuple_of_arrays(v, n, single):

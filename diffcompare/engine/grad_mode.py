@@ -13,7 +13,9 @@ or an evaluation loop uses; ``enable_grad`` turns recording back on inside it.
 from __future__ import annotations
 
 import functools
+import inspect
 import threading
+
 
 class _State(threading.local):
     enabled = True   # the default in every thread
@@ -51,10 +53,40 @@ class _GradModeContext:
         return False
 
     def __call__(self, fn):
+        if inspect.isgeneratorfunction(fn):
+            return self._wrap_generator(fn)
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             with type(self)():
                 return fn(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, fn):
+        """A generator runs its body at each ``next``, not at the call: set the mode
+        around every resumption and restore the caller's mode at each ``yield``
+        (as PyTorch's decorator does)."""
+        mode = type(self)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            gen = fn(*args, **kwargs)
+            resume, arg = gen.send, None
+            while True:
+                try:
+                    with mode():
+                        request = resume(arg)
+                except StopIteration as stop:
+                    return stop.value
+                try:
+                    resume, arg = gen.send, (yield request)
+                except GeneratorExit:
+                    with mode():
+                        gen.close()
+                    raise
+                except BaseException as exc:   # thrown into us: pass it on to the generator
+                    resume, arg = gen.throw, exc
 
         return wrapper
 

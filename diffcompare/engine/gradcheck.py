@@ -12,6 +12,8 @@ and input, the element index, both values and the tolerance.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import autograd, functional, ops
@@ -53,7 +55,13 @@ def numerical_jacobian(func, inputs, eps: float = 1e-6):
 def gradcheck(func, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True) -> bool:
     """Compare the engine's Jacobian of ``func`` with central differences, elementwise:
-    ``|analytical - numerical| <= atol + rtol * |numerical|``."""
+    ``|analytical - numerical| <= atol + rtol * |numerical|``.
+
+    Both are computed in float64; a lower-precision input is converted, with a
+    warning (as ``torch.autograd.gradcheck`` warns), since the check then says
+    nothing about the function in that precision.
+    """
+    _warn_if_not_double(inputs)
     xs = [np.array(x, dtype=np.float64) for x in inputs]
     analytical = functional.jacobian(func, tuple(xs), allow_unused=True)
     numerical = numerical_jacobian(func, xs, eps)
@@ -72,6 +80,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps: float = 1e-6, atol: floa
 
     ``grad_outputs`` (the fixed ``v``) defaults to seeded random values.
     """
+    _warn_if_not_double(inputs)
     xs = [np.array(x, dtype=np.float64) for x in inputs]
     if grad_outputs is None:
         with enable_grad():
@@ -87,6 +96,18 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps: float = 1e-6, atol: floa
         return ops.concatenate([g.reshape(-1) for g in grads])
 
     return gradcheck(first_derivative, xs, eps, atol, rtol, raise_exception)
+
+
+def _warn_if_not_double(inputs):
+    for i, x in enumerate(inputs):
+        dtype = x.dtype if isinstance(x, (Tensor, np.ndarray)) else None
+        if dtype is not None and dtype.kind == "f" and dtype != np.float64:
+            warnings.warn(
+                f"Input #{i} is not a double precision floating point tensor ({dtype}): "
+                "gradcheck converts it to float64 and checks the derivative there, not in "
+                f"{dtype}. Pass float64 inputs to say so explicitly.",
+                UserWarning, stacklevel=3,
+            )
 
 
 def _mismatch(analytical, numerical, atol, rtol, what) -> str:

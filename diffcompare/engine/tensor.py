@@ -15,7 +15,7 @@ tensor(0.52083333, grad_fn=<MeanBackward0>)
 tensor([-0.25      , -0.0625    , -0.02777778, -0.015625  ])
 
 Python numbers and lists become float64 (float32 on request); a NumPy array
-keeps its dtype and is not copied.
+keeps its dtype and is not copied; a Tensor is copied (as ``torch.tensor(t)``).
 """
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ import warnings
 import weakref
 
 import numpy as np
+
+
+_new = object.__new__
 
 
 class _VersionCounter:
@@ -36,7 +39,9 @@ class _VersionCounter:
 
 def _as_array(data, dtype=None) -> np.ndarray:
     if isinstance(data, Tensor):
-        data = data.data
+        # A copy, as torch.tensor(t) makes: sharing the memory under a new version
+        # counter would let `c = Tensor(x); c += 1` change values x's graph saved.
+        return np.array(data.data, dtype=dtype)
     if isinstance(data, np.ndarray):
         return data if dtype is None else data.astype(dtype, copy=False)
     arr = np.asarray(data, dtype=dtype)
@@ -66,11 +71,13 @@ class Tensor:
             self.requires_grad = True
 
     @classmethod
-    def _make(cls, data, requires_grad, grad_fn, output_nr, vc):
-        """Fast constructor used by ops (no validation)."""
-        t = object.__new__(cls)
+    def _make(cls, data, grad_fn=None, output_nr=0, vc=None):
+        """Fast constructor used by ops (no validation): a constant, or output
+        ``output_nr`` of node ``grad_fn`` (then it requires grad); ``vc`` is a
+        version counter to share (views)."""
+        t = _new(cls)
         t.data = data if type(data) is np.ndarray else np.asarray(data)
-        t._requires_grad = requires_grad
+        t._requires_grad = grad_fn is not None
         t.grad_fn = grad_fn
         t.output_nr = output_nr
         t._grad = None
@@ -149,10 +156,6 @@ class Tensor:
     def _bump_version(self):
         self._vc_or_new().value += 1
 
-    def _edge(self):
-        """The (node, input_nr) an op records for this input."""
-        return _edge_of(self)
-
     def retain_grad(self) -> None:
         """Keep this non-leaf's gradient in ``.grad`` after backward (no-op on leaves)."""
         if not self._requires_grad:
@@ -173,27 +176,15 @@ class Tensor:
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
-        """Accumulate d(self)/d(leaf) into each leaf's ``.grad``.
-
-        ``gradient`` is the vector of the vector-Jacobian product: required
-        when ``self`` is not a scalar, it weights each element's derivative
-        (``y.backward(v)`` gives ``leaf.grad = v @ dy/dleaf``).
-        """
-        _autograd.backward(self, gradient, retain_graph, create_graph, inputs)
-
     def detach(self) -> "Tensor":
         """A new leaf sharing this tensor's data (and version counter), outside the graph."""
-        return Tensor._make(self.data, False, None, 0, self._vc_or_new())
+        return Tensor._make(self.data, vc=self._vc_or_new())
 
     def detach_(self) -> "Tensor":
         self.grad_fn = None
         self.output_nr = 0
         self._requires_grad = False
         return self
-
-    def clone(self) -> "Tensor":
-        return _ops.clone(self)
 
     # --- array facts --------------------------------------------------------------
     @property
@@ -225,9 +216,6 @@ class Tensor:
     def __len__(self):
         return len(self.data)
 
-    def __iter__(self):
-        return iter(self.unbind(0))
-
     def item(self) -> float:
         return self.data.item()
 
@@ -244,13 +232,21 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
-    def __array_namespace__(self, api_version=None):
-        from . import array_api
-
-        return array_api
-
     def __float__(self):
         return float(self.data)
+
+    def __int__(self):
+        return int(self.data)
+
+    def __index__(self):
+        """An integer tensor of one element as an index (``x[:k]``), as in PyTorch."""
+        if self.data.size != 1 or self.data.dtype.kind not in "iu":
+            raise TypeError(
+                f"only integer tensors of a single element can be converted to an index; "
+                f"this one has shape {self.shape} and dtype {self.dtype}. Use int(t) to "
+                "truncate a float tensor."
+            )
+        return int(self.data.item())
 
     def __bool__(self):
         return bool(self.data)
@@ -267,210 +263,6 @@ class Tensor:
         elif self._requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
-
-    # --- arithmetic (the hot path: no wrappers in between) -------------------------
-    def __add__(self, other):
-        return _ops.Add.apply(self, other if type(other) is Tensor else _const(other, self))
-
-    def __radd__(self, other):
-        return _ops.Add.apply(_const(other, self), self)
-
-    def __sub__(self, other):
-        return _ops.Sub.apply(self, other if type(other) is Tensor else _const(other, self))
-
-    def __rsub__(self, other):
-        return _ops.Sub.apply(_const(other, self), self)
-
-    def __mul__(self, other):
-        return _ops.Mul.apply(self, other if type(other) is Tensor else _const(other, self))
-
-    def __rmul__(self, other):
-        return _ops.Mul.apply(_const(other, self), self)
-
-    def __truediv__(self, other):
-        return _ops.Div.apply(self, other if type(other) is Tensor else _const(other, self))
-
-    def __rtruediv__(self, other):
-        return _ops.Div.apply(_const(other, self), self)
-
-    def __pow__(self, other):
-        return _ops.Pow.apply(self, other if type(other) is Tensor else _const(other, self))
-
-    def __rpow__(self, other):
-        return _ops.Pow.apply(_const(other, self), self)
-
-    def __matmul__(self, other):
-        return _ops.Matmul.apply(self, other if type(other) is Tensor else _const(other, self))
-
-    def __rmatmul__(self, other):
-        return _ops.Matmul.apply(_const(other, self), self)
-
-    def __neg__(self):
-        return _ops.Neg.apply(self)
-
-    def __pos__(self):
-        return self
-
-    def __abs__(self):
-        return _ops.Abs.apply(self)
-
-    # comparisons give boolean tensors outside the graph
-    def __lt__(self, other):
-        return Tensor._make(self.data < _data(other), False, None, 0, None)
-
-    def __le__(self, other):
-        return Tensor._make(self.data <= _data(other), False, None, 0, None)
-
-    def __gt__(self, other):
-        return Tensor._make(self.data > _data(other), False, None, 0, None)
-
-    def __ge__(self, other):
-        return Tensor._make(self.data >= _data(other), False, None, 0, None)
-
-    def __eq__(self, other):
-        return Tensor._make(self.data == _data(other), False, None, 0, None)
-
-    def __ne__(self, other):
-        return Tensor._make(self.data != _data(other), False, None, 0, None)
-
-    # --- indexing -------------------------------------------------------------------
-    def __getitem__(self, key):
-        return _ops.index(self, key)
-
-    def __setitem__(self, key, value):
-        _ops.index_put_(self, key, value)
-
-    # --- in-place ops: bump the version counter -------------------------------------
-    def __iadd__(self, other):
-        return _ops.inplace(self, _ops.Add, other)
-
-    def __isub__(self, other):
-        return _ops.inplace(self, _ops.Sub, other)
-
-    def __imul__(self, other):
-        return _ops.inplace(self, _ops.Mul, other)
-
-    def __itruediv__(self, other):
-        return _ops.inplace(self, _ops.Div, other)
-
-    def add_(self, other):
-        return _ops.inplace(self, _ops.Add, other)
-
-    def sub_(self, other):
-        return _ops.inplace(self, _ops.Sub, other)
-
-    def mul_(self, other):
-        return _ops.inplace(self, _ops.Mul, other)
-
-    def div_(self, other):
-        return _ops.inplace(self, _ops.Div, other)
-
-    def zero_(self):
-        return _ops.inplace(self, _ops.Mul, 0.0)
-
-    # --- methods mirroring the functions of ops (NumPy and PyTorch spellings) --------
-    def exp(self):
-        return _ops.Exp.apply(self)
-
-    def log(self):
-        return _ops.Log.apply(self)
-
-    def sqrt(self):
-        return _ops.Sqrt.apply(self)
-
-    def sin(self):
-        return _ops.Sin.apply(self)
-
-    def cos(self):
-        return _ops.Cos.apply(self)
-
-    def tanh(self):
-        return _ops.Tanh.apply(self)
-
-    def sigmoid(self):
-        return _ops.Sigmoid.apply(self)
-
-    def relu(self):
-        return _ops.Relu.apply(self)
-
-    def abs(self):
-        return _ops.Abs.apply(self)
-
-    def pow(self, exponent):
-        return self.__pow__(exponent)
-
-    def matmul(self, other):
-        return self.__matmul__(other)
-
-    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return _ops.sum(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
-
-    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return _ops.mean(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
-
-    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return _ops.max(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
-
-    def min(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
-        return _ops.min(self, axis if dim is None else dim, keepdims if keepdim is None else keepdim)
-
-    def softmax(self, axis=-1):
-        return _ops.softmax(self, axis)
-
-    def log_softmax(self, axis=-1):
-        return _ops.log_softmax(self, axis)
-
-    def logsumexp(self, axis=None, keepdims=False):
-        return _ops.logsumexp(self, axis, keepdims)
-
-    def reshape(self, *shape):
-        return _ops.reshape(self, shape[0] if len(shape) == 1 else shape)
-
-    view = reshape
-
-    def flatten(self):
-        return _ops.reshape(self, (-1,))
-
-    def unsqueeze(self, dim):
-        return _ops.expand_dims(self, dim)
-
-    def squeeze(self, dim=None):
-        return _ops.squeeze(self, dim)
-
-    def transpose(self, *axes):
-        """``t.transpose(d0, d1)`` swaps two dims (PyTorch); ``t.transpose()`` reverses them."""
-        if len(axes) == 2:
-            return _ops.swapaxes(self, axes[0], axes[1])
-        return _ops.permute(self, axes[0] if len(axes) == 1 else (axes or None))
-
-    def permute(self, *dims):
-        return _ops.permute(self, dims[0] if len(dims) == 1 else dims)
-
-    def swapaxes(self, axis1, axis2):
-        return _ops.swapaxes(self, axis1, axis2)
-
-    def t(self):
-        return _ops.permute(self, None)
-
-    @property
-    def T(self):
-        return _ops.permute(self, None)
-
-    @property
-    def mT(self):
-        return _ops.swapaxes(self, -1, -2)
-
-    def broadcast_to(self, shape):
-        return _ops.broadcast_to(self, shape)
-
-    def unbind(self, dim=0):
-        return _ops.unbind(self, dim)
-
-    def split(self, split_size_or_sections, dim=0):
-        return _ops.split(self, split_size_or_sections, dim)
-
-    def astype(self, dtype):
-        return _ops.astype(self, dtype)
 
 
 class _HookHandle:
@@ -497,12 +289,15 @@ def _unregister_from_node(t: Tensor) -> None:
         node._hooked = [(nr, ref) for nr, ref in node._hooked if ref() is not t]
 
 
+_NUMBERS = (int, float, np.integer, np.floating)
+
+
 def _const(value, like: Tensor) -> Tensor:
     """A constant operand; Python numbers take the other operand's float dtype."""
     if isinstance(value, np.ndarray):
-        return Tensor._make(value, False, None, 0, None)
+        return Tensor._make(value)
     dtype = like.data.dtype if like.data.dtype.kind == "f" else None
-    return Tensor._make(np.asarray(value, dtype=dtype), False, None, 0, None)
+    return Tensor._make(np.asarray(value, dtype=dtype))
 
 
 def _data(value):
@@ -512,9 +307,3 @@ def _data(value):
 def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:
     """Create a leaf tensor (a copy of ``data``), like ``torch.tensor``."""
     return Tensor(np.array(_as_array(data, dtype)), requires_grad=requires_grad)
-
-
-# Bottom imports: these modules use Tensor at import time.
-from .function import _edge_of  # noqa: E402
-from . import ops as _ops  # noqa: E402
-from . import autograd as _autograd  # noqa: E402

@@ -14,13 +14,23 @@ from .. import grad_mode
 from ..function import AccumulateGrad
 from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
 from .elementwise import (Abs, Add, AsType, Clone, Cos, Div, Exp, Log, Maximum, Minimum, Mul,
-                          Neg, Pow, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
+                          Neg, Pow, PowTensor, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
 from .linalg import Matmul
 from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
 from .reduction import LogSumExp, Max, Mean, Min, Sum
 from .shape import (BroadcastTo, Cat, Index, IndexPut, IndexView, Permute, Reshape, Split, Stack,
                     SumTo, Unbind, is_basic_index)
-from . import dual  # noqa: F401  (imported for its side of the import cycle)
+from . import dual
+
+#: The op functions, one list: the engine package's names come from it
+#: (``from .ops import *``); the Tensor's methods are made in ``methods``.
+__all__ = [
+    "abs", "add", "astype", "broadcast_to", "clone", "concatenate", "cos", "cross_entropy",
+    "div", "exp", "expand_dims", "log", "log_softmax", "logsumexp", "matmul", "max", "maximum",
+    "mean", "min", "minimum", "mse_loss", "mul", "neg", "nll_loss", "permute", "pow", "relu",
+    "reshape", "sigmoid", "sin", "softmax", "split", "sqrt", "squeeze", "stack", "sub", "sum",
+    "swapaxes", "tanh", "transpose", "unbind", "where",
+]
 
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
@@ -59,7 +69,14 @@ def _binary(cls):
     return op
 
 
-add, sub, mul, div, pow, maximum, minimum = map(_binary, (Add, Sub, Mul, Div, Pow, Maximum, Minimum))
+add, sub, mul, div, maximum, minimum = map(_binary, (Add, Sub, Mul, Div, Maximum, Minimum))
+
+
+def pow(a, b):
+    """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor one."""
+    if type(a) is not Tensor:
+        a = Tensor(a) if type(b) is not Tensor else as_tensor(a, b)
+    return a ** b
 neg, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs = map(
     _unary, (Neg, Exp, Log, Sqrt, Sin, Cos, Tanh, Sigmoid, Relu, Abs))
 matmul = _binary(Matmul)
@@ -249,6 +266,13 @@ def index(x, key):
 
 
 def _check_inplace(t: Tensor, recording: bool):
+    if not t.data.flags.writeable:
+        # broadcast_to (PyTorch's expand) makes several elements share one memory location
+        raise RuntimeError(
+            "unsupported operation: more than one element of the written-to tensor refers to "
+            f"a single memory location (shape {t.shape}, e.g. a broadcast_to result). Please "
+            "clone() the tensor before performing the operation."
+        )
     if not recording:
         return
     if t.grad_fn is None and t._requires_grad:

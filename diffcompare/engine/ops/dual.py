@@ -10,8 +10,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import elementwise as _ew
-from . import shape as _shape
+from ..tensor import Tensor as _Tensor
+
+#: The Function each helper applies to Tensors, registered by the module defining it
+#: (``@dual.records("exp")``), so that this module imports no op module.
+_recorded = {}
+
+
+def records(name: str):
+    """Class decorator: the helper ``name`` of this module applies this Function to Tensors."""
+    def register(cls):
+        _recorded[name] = cls
+        return cls
+    return register
 
 
 def _is_tensor(x) -> bool:
@@ -36,62 +47,72 @@ def sum_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
 def sum_to(x, shape: tuple):
     """Reduce a broadcast gradient back to an input's ``shape`` (the bias ``sum(0)``)."""
     if _is_tensor(x):
-        return x if x.shape == shape else _shape.SumTo.apply(x, shape=shape)
+        return x if x.shape == shape else _recorded["sum_to"].apply(x, shape=shape)
     return sum_to_array(x, shape)
 
 
 def broadcast_to(x, shape: tuple):
     if _is_tensor(x):
-        return x if x.shape == shape else _shape.BroadcastTo.apply(x, shape=shape)
+        return x if x.shape == shape else _recorded["broadcast_to"].apply(x, shape=shape)
+    return broadcast_to_array(x, shape)
+
+
+def broadcast_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
+    """``np.broadcast_to``; a one-element ``x`` (a full reduction's gradient) is
+    spread by zero strides directly, 6x faster than NumPy's Python-level wrapper."""
+    if x.size == 1 and type(x) is np.ndarray and x.ndim <= len(shape):
+        out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
+        out.flags.writeable = False   # as np.broadcast_to: one memory location, many elements
+        return out
     return np.broadcast_to(x, shape)
 
 
 def exp(x):
-    return _ew.Exp.apply(x) if _is_tensor(x) else np.exp(x)
+    return _recorded["exp"].apply(x) if _is_tensor(x) else np.exp(x)
 
 
 def log(x):
-    return _ew.Log.apply(x) if _is_tensor(x) else np.log(x)
+    return _recorded["log"].apply(x) if _is_tensor(x) else np.log(x)
 
 
 def sin(x):
-    return _ew.Sin.apply(x) if _is_tensor(x) else np.sin(x)
+    return _recorded["sin"].apply(x) if _is_tensor(x) else np.sin(x)
 
 
 def cos(x):
-    return _ew.Cos.apply(x) if _is_tensor(x) else np.cos(x)
+    return _recorded["cos"].apply(x) if _is_tensor(x) else np.cos(x)
 
 
 def where(mask: np.ndarray, x, y=0.0):
     """``x`` where the constant boolean ``mask`` holds, else ``y`` (a number)."""
     if _is_tensor(x):
-        zero = _Tensor._make(np.asarray(y, dtype=x.dtype), False, None, 0, None)
-        return _ew.Where.apply(x, zero, condition=mask)
+        zero = _Tensor._make(np.asarray(y, dtype=x.dtype))
+        return _recorded["where"].apply(x, zero, condition=mask)
     return np.where(mask, x, y)
 
 
 def permute(x, axes):
-    return _shape.Permute.apply(x, axes=axes) if _is_tensor(x) else np.transpose(x, axes)
+    return _recorded["permute"].apply(x, axes=axes) if _is_tensor(x) else np.transpose(x, axes)
 
 
 def stack(xs, axis: int):
-    return _shape.Stack.apply(*xs, axis=axis) if any(map(_is_tensor, xs)) else np.stack(xs, axis)
+    return _recorded["stack"].apply(*xs, axis=axis) if any(map(_is_tensor, xs)) else np.stack(xs, axis)
 
 
 def concatenate(xs, axis: int):
-    return _shape.Cat.apply(*xs, axis=axis) if any(map(_is_tensor, xs)) else np.concatenate(xs, axis)
+    return _recorded["concatenate"].apply(*xs, axis=axis) if any(map(_is_tensor, xs)) else np.concatenate(xs, axis)
 
 
 def unbind(x, axis: int):
     if _is_tensor(x):
-        return _shape.Unbind.apply(x, axis=axis)
+        return _recorded["unbind"].apply(x, axis=axis)
     return tuple(np.moveaxis(x, axis, 0))
 
 
 def split_at(x, indices, axis: int):
     """Split ``x`` along ``axis`` at the given cut points."""
     if _is_tensor(x):
-        return _shape.Split.apply(x, indices=tuple(indices), axis=axis)
+        return _recorded["split_at"].apply(x, indices=tuple(indices), axis=axis)
     return tuple(np.split(x, indices, axis))
 
 
@@ -102,15 +123,43 @@ def index_add(x, key, shape: tuple, accumulate: bool):
     cannot repeat, so a plain assignment is enough.
     """
     if _is_tensor(x):
-        return _shape.IndexAdd.apply(x, key=key, shape=shape, accumulate=accumulate)
-    return _shape.index_add_array(x, key, shape, accumulate)
+        return _recorded["index_add"].apply(x, key=key, shape=shape, accumulate=accumulate)
+    return index_add_array(x, key, shape, accumulate)
 
 
 def zeros(shape, like):
     """Zeros of ``shape`` and ``like``'s dtype, a constant Tensor if ``like`` is one."""
     if _is_tensor(like):
-        return _Tensor._make(np.zeros(shape, like.dtype), False, None, 0, None)
+        return _Tensor._make(np.zeros(shape, like.dtype))
     return np.zeros(shape, np.result_type(like))
 
 
-from ..tensor import Tensor as _Tensor  # noqa: E402
+def index_add_array(g, key, shape, accumulate):
+    """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices summed if ``accumulate``)."""
+    if accumulate and _is_row_gather(key, g, shape):
+        return _scatter_rows(g, key, shape)
+    out = np.zeros(shape, dtype=np.result_type(g))
+    if accumulate:
+        np.add.at(out, key, g)
+    else:
+        out[key] = g
+    return out
+
+
+def _is_row_gather(key, g, shape) -> bool:
+    """``x[idx]`` with one 1-D integer array: the gather of rows an embedding or a
+    bundle adjustment's camera lookup does."""
+    return (type(key) is np.ndarray and key.ndim == 1 and key.dtype.kind in "iu"
+            and g.dtype.kind == "f" and len(shape) >= 1 and g.shape[:1] == key.shape)
+
+
+def _scatter_rows(g, key, shape):
+    """Sum the rows of ``g`` into rows ``key`` of zeros(shape): one ``bincount`` over
+    (row, column) pairs, several times faster than ``np.add.at``."""
+    n = shape[0]
+    idx = np.where(key < 0, key + n, key) if key.dtype.kind == "i" else key
+    cols = int(np.prod(shape[1:], dtype=np.int64))
+    flat = g.reshape(len(key), cols)
+    pairs = (idx[:, None] * cols + np.arange(cols)).ravel()
+    out = np.bincount(pairs, weights=flat.ravel(), minlength=n * cols)
+    return out.reshape(shape).astype(g.dtype, copy=False)

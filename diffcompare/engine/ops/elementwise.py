@@ -72,11 +72,38 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``a ** b``.  As in PyTorch and JAX, d/da is 0 where b == 0 (a**0 is constant,
-    also at a = 0) and d/db is 0 where a == 0 and b >= 0 (instead of 0 * log 0)."""
+    """``a ** exponent`` for a number ``exponent`` (PyTorch's ``PowBackward0``).
+
+    Saves what PyTorch saves: the base, and the exponent as a number (``node.exponent``,
+    torch's ``_saved_exponent``).  d/da = exponent * a ** (exponent - 1), and 0 for
+    exponent 0 (a**0 is constant, also at a = 0).
+    """
+
+    def forward(self, a, exponent):
+        self.exponent = exponent
+        self.save_for_backward(self=a)
+        return a.data ** exponent
+
+    def backward(self, g):
+        e = self.exponent
+        a = self.saved_value("self")
+        if e == 2:   # the common square: no power at all
+            return g * (a * 2.0)
+        if e == 0:
+            return dual.zeros(a.shape, g)
+        return g * (a ** (e - 1) * e)
+
+
+class PowTensor(Function):
+    """``a ** b`` with a tensor exponent (PyTorch's ``PowBackward1``).  As in PyTorch and
+    JAX, d/da is 0 where b == 0 (a**0 is constant, also at a = 0) and d/db is 0 where
+    a == 0 and b >= 0 (instead of 0 * log 0)."""
 
     broadcasts = True
     saves_result = True
+
+    def name(self) -> str:
+        return "PowBackward1"
 
     def forward(self, a, b):
         self.save_for_backward(self=a, exponent=b)
@@ -100,6 +127,7 @@ def _zero_where_not(keep, grad):
     return grad if np.all(keep) else dual.where(keep, grad)
 
 
+@dual.records("exp")
 class Exp(Function):
     saves_result = True
 
@@ -111,6 +139,7 @@ class Exp(Function):
         return g * y
 
 
+@dual.records("log")
 class Log(Function):
     def forward(self, a):
         self.save_for_backward(self=a)
@@ -135,6 +164,7 @@ class Sqrt(Function):
             return g / (2 * y)
 
 
+@dual.records("sin")
 class Sin(Function):
     def forward(self, a):
         self.save_for_backward(self=a)
@@ -145,6 +175,7 @@ class Sin(Function):
         return g * dual.cos(a)
 
 
+@dual.records("cos")
 class Cos(Function):
     def forward(self, a):
         self.save_for_backward(self=a)
@@ -247,6 +278,7 @@ def _split_by_share(node, g, share_a):
             g * (1 - share_a) if need_b else None)
 
 
+@dual.records("where")
 class Where(Function):
     """``where(condition, a, b)`` with a constant boolean condition."""
 

@@ -39,6 +39,8 @@ class Softmax(Function):
 
     def forward(self, a, axis=-1):
         self.axis = axis
+        if a.data.size == 0:   # an empty result, not NumPy's "zero-size reduction" error
+            return a.data.copy()
         e = np.exp(a.data - a.data.max(axis=axis, keepdims=True))
         return e / e.sum(axis=axis, keepdims=True)
 
@@ -52,6 +54,8 @@ class LogSoftmax(Function):
 
     def forward(self, a, axis=-1):
         self.axis = axis
+        if a.data.size == 0:   # an empty result, not NumPy's "zero-size reduction" error
+            return a.data.copy()
         shifted = a.data - a.data.max(axis=axis, keepdims=True)
         return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
 

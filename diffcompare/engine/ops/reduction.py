@@ -34,11 +34,15 @@ class _Reduction(Function):
     """Shared bookkeeping: the input shape and the keepdims shape of the result."""
 
     def _setup(self, a, axis, keepdims):
-        self.in_shape = a.shape
-        self.axes = normalize_axes(axis, a.ndim)
-        self.keep_shape = tuple(1 if i in self.axes else n for i, n in enumerate(a.shape))
+        self.in_shape = shape = a.data.shape
         self.keepdims = keepdims
-        return self.axes
+        if axis is None:   # the common full reduction, without the general bookkeeping
+            self.axes = axes = tuple(range(len(shape)))
+            self.keep_shape = (1,) * len(shape)
+            return axes
+        self.axes = axes = normalize_axes(axis, len(shape))
+        self.keep_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+        return axes
 
     def _expand(self, g):
         """The output gradient broadcast back over the reduced axes."""
@@ -58,11 +62,16 @@ class Sum(_Reduction):
 class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
-        self.count = math.prod(a.shape[i] for i in axes)
+        self.count = count = a.data.size if axis is None else math.prod(a.shape[i] for i in axes)
+        total = np.add.reduce(a.data, axis=axes, keepdims=keepdims)
+        if count == 0:   # the mean of nothing is nan (PyTorch, NumPy), without NumPy's warning
+            return np.full_like(total, np.nan)
         # add.reduce / count is what ndarray.mean does, without its Python wrapper
-        return np.add.reduce(a.data, axis=axes, keepdims=keepdims) / max(self.count, 1)
+        return total / count
 
     def backward(self, g):
+        if not self.count:   # nothing was averaged: the (empty) gradient is zeros
+            return dual.zeros(self.in_shape, g)
         return self._expand(g / self.count)
 
 
@@ -91,6 +100,11 @@ class Min(_Extremum):
     reduce = staticmethod(np.min)
 
 
+def _exp_in_place(x):
+    """exp(x) in x's own memory when x is a fresh array (0-d arithmetic gives a scalar)."""
+    return np.exp(x, out=x) if type(x) is np.ndarray else np.exp(x)
+
+
 class LogSumExp(_Reduction):
     """log(sum(exp(x))) computed stably (shifted by the max)."""
 
@@ -100,13 +114,19 @@ class LogSumExp(_Reduction):
         axes = self._setup(a, axis, keepdims)
         self.save_for_backward(self=a)
         x = a.data
-        m = np.max(x, axis=axes, keepdims=True)
+        # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
+        m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
-        out = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+        e = _exp_in_place(x - m)
+        with np.errstate(divide="ignore"):
+            out = np.log(np.add.reduce(e, axis=axes, keepdims=True)) + m
         return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 
     def backward(self, g):
         a, out = self.saved_tensors
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
-        return self._expand(g) * dual.exp(a - out)
+            g = g.reshape(self.keep_shape)
+        if dual._is_tensor(a):   # create_graph: recorded ops
+            return self._expand(g) * dual.exp(a - out)
+        return _exp_in_place(a - out) * g   # softmax(a) * g

@@ -25,6 +25,7 @@ class Reshape(Function):
         return g.reshape(self.in_shape)
 
 
+@dual.records("permute")
 class Permute(Function):
     is_view = True
 
@@ -42,6 +43,7 @@ class Permute(Function):
         return dual.permute(g, tuple(np.argsort(self.axes)))
 
 
+@dual.records("broadcast_to")
 class BroadcastTo(Function):
     def forward(self, a, shape):
         self.in_shape = a.shape
@@ -51,6 +53,7 @@ class BroadcastTo(Function):
         return dual.sum_to(g, self.in_shape)
 
 
+@dual.records("sum_to")
 class SumTo(Function):
     """Sum a broadcast array back to ``shape`` (the adjoint of ``BroadcastTo``)."""
 
@@ -67,15 +70,6 @@ def is_basic_index(key) -> bool:
     items = key if isinstance(key, tuple) else (key,)
     return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis
                for k in items)
-
-
-def index_add_array(g, key, shape, accumulate):
-    out = np.zeros(shape, dtype=np.result_type(g))
-    if accumulate:
-        np.add.at(out, key, g)
-    else:
-        out[key] = g
-    return out
 
 
 class Index(Function):
@@ -107,12 +101,13 @@ class IndexView(Index):
         return "IndexBackward0"
 
 
+@dual.records("index_add")
 class IndexAdd(Function):
     """Zeros of ``shape`` with the input added at ``key``: the backward of ``Index``."""
 
     def forward(self, a, key, shape, accumulate):
         self.key = key
-        return index_add_array(a.data, key, shape, accumulate)
+        return dual.index_add_array(a.data, key, shape, accumulate)
 
     def backward(self, g):
         return g[self.key]
@@ -140,6 +135,7 @@ class IndexPut(Function):
         return ga, gv
 
 
+@dual.records("unbind")
 class Unbind(Function):
     """One node, one output per slice along ``axis``; output i is ``output_nr`` i."""
 
@@ -156,6 +152,7 @@ class Unbind(Function):
         return dual.stack(_fill_zeros(grads, self.out_shapes), self.axis)
 
 
+@dual.records("split_at")
 class Split(Function):
     """Split along ``axis`` at cut points ``indices``; one node, several outputs."""
 
@@ -171,6 +168,7 @@ class Split(Function):
         return dual.concatenate(_fill_zeros(grads, self.out_shapes), self.axis)
 
 
+@dual.records("stack")
 class Stack(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
@@ -180,6 +178,7 @@ class Stack(Function):
         return dual.unbind(g, self.axis)
 
 
+@dual.records("concatenate")
 class Cat(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
