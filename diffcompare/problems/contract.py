@@ -19,7 +19,7 @@ has no name of its own, written with contract names only:
 
 Every problem's ``fn`` is called through :func:`bind` (``Problem`` does it), so on every
 namespace ``xp`` has these names.  A name that is neither the namespace's own nor provided
-raises ``AttributeError`` naming the name, the namespace and the contract:
+raises ``MissingName`` (an ``AttributeError``) naming the name, the namespace and the contract:
 
 >>> import numpy as np
 >>> xp = namespace(np)
@@ -31,7 +31,7 @@ raises ``AttributeError`` naming the name, the namespace and the contract:
 >>> namespace(array_api).linalg
 Traceback (most recent call last):
 ...
-AttributeError: xp.linalg is not available on the engine (diffcompare.engine.array_api): it is not in diffcompare's xp contract; use the names in diffcompare.problems.contract.NAMES (abs, add, amax, ...).
+diffcompare.problems.contract.MissingName: xp.linalg is not available on the engine (diffcompare.engine.array_api): it is not in diffcompare's xp contract; use the names in diffcompare.problems.contract.NAMES (abs, add, amax, ...).
 
 Names outside the contract that a namespace has (``np.linalg`` on NumPy) still work there,
 so a problem meant for one method is not refused; ``tests/problems/test_contract.py`` checks
@@ -115,6 +115,11 @@ def _label(xp) -> str:
     return name or repr(xp)
 
 
+class MissingName(AttributeError, NotImplementedError):
+    """A problem used a name its namespace lacks (an ``AttributeError``, and a
+    ``NotImplementedError`` as the SymPy namespace has always raised for such names)."""
+
+
 class ContractNamespace(types.SimpleNamespace):
     """``xp`` as a problem sees it: the namespace's own names, plus ``PROVIDED`` where
     missing; a missing name raises ``AttributeError`` naming it and the namespace."""
@@ -126,7 +131,7 @@ class ContractNamespace(types.SimpleNamespace):
         label = self.__dict__.get("_label", "this namespace")
         where = ("it is in diffcompare's xp contract but missing here (a bug: please report it)"
                  if name in NAMES else "it is not in diffcompare's xp contract")
-        raise AttributeError(f"xp.{name} is not available on {label}: {where}; use the names in "
+        raise MissingName(f"xp.{name} is not available on {label}: {where}; use the names in "
                              f"diffcompare.problems.contract.NAMES ({', '.join(NAMES[:3])}, ...).")
 
 
@@ -205,5 +210,6 @@ def bind(fn) -> ContractFunction:
     return fn if isinstance(fn, ContractFunction) else ContractFunction(fn)
 
 
-__all__ = ["NAMES", "GROUPS", "PROVIDED", "namespace", "bind", "missing", "ContractNamespace",
+__all__ = ["NAMES", "GROUPS", "PROVIDED", "namespace", "bind", "missing", "MissingName",
+           "ContractNamespace",
            "ContractFunction"]
