@@ -38,7 +38,7 @@ EXTRA_STATUSES = {
 }
 
 #: Backend families whose gradients are exact up to rounding.
-EXACT_FAMILIES = ("engine", "manual", "symbolic", "jax", "torch")
+EXACT_FAMILIES = ("engine", "manual", "symbolic", "jax", "torch", "autograd")
 FD_FAMILY = "finite-difference"
 
 _MEASURES = {

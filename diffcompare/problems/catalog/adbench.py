@@ -73,7 +73,7 @@ def gmm(xp, alphas, means, icf, x):
     strict = padded[:, lower_index(d)]                     # (K, d, d), strictly lower parts
     xc = xp.expand_dims(x, 0) - xp.expand_dims(means, 1)   # (K, n, d): x_i - μ_k
     # rows of qx[k] are Q_k (x_i - μ_k): the diagonal scales, the strict part is a batched matmul
-    qx = xc * xp.expand_dims(q_diag, 1) + xc @ xp.permute_dims(strict, (0, 2, 1))
+    qx = xc * xp.expand_dims(q_diag, 1) + xc @ xp.swapaxes(strict, 1, 2)
     inner = (xp.expand_dims(alphas + sum_qs, 1) - 0.5 * xp.sum(qx * qx, axis=2))   # (K, n)
     slse = xp.sum(xp.logsumexp(inner, axis=0))
     constant = -n * d * 0.5 * math.log(2 * math.pi)
