@@ -65,11 +65,17 @@ def _adhoc_suite(args):
             raise UsageError(f"--sizes must be integers separated by commas, got {args.sizes!r}.") from None
     chosen = (_names(args.backends, "backends") if args.backends is not None
               else [n for n, ok in _backends.availability().items() if ok])
-    return Suite.from_dict({
-        "name": "adhoc", "description": "from the command line",
-        "problem_modules": [str(m) for m in args.problem_module],
-        "grid": [{"problems": _names(args.problems, "problems"), "backends": chosen, "sizes": sizes}],
-    })
+    from .runner.suite import SuiteError
+
+    try:
+        return Suite.from_dict({
+            "name": "adhoc", "description": "from the command line",
+            "problem_modules": [str(m) for m in args.problem_module],
+            "grid": [{"problems": _names(args.problems, "problems"), "backends": chosen,
+                      "sizes": sizes}],
+        })
+    except SuiteError as exc:      # said in the flags' terms, without the suite's name
+        raise UsageError(str(exc).split("block 1: ", 1)[-1].replace("suite 'adhoc': ", "")) from None
 
 
 def _export(args) -> int:
