@@ -1,9 +1,12 @@
-"""Command line: ``diffcompare run | report | list | demo``  (``python -m diffcompare`` works too).
+"""Command line: ``diffcompare run | report | list | export | demo``  (``python -m diffcompare`` works too).
 
 - ``diffcompare run --suite quick`` runs a suite's grid (and its studies) into a
   results folder, resuming by default (``--fresh`` starts over); ``--executor dask
   [--workers N]`` runs it on a local Dask cluster, ``--scheduler tcp://HOST:PORT`` on an
   existing one;
+  ``diffcompare run --problems gmm,rosenbrock --backends engine,jax-jit,torch --sizes 4,64
+  --problem-module my_problems.py --results DIR`` runs one grid with no TOML file;
+- ``diffcompare export DIR --format csv|parquet -o FILE`` writes the rows as a table;
 - ``diffcompare report results/quick -o reports/quick.html`` writes the results folder's
   report: one HTML file that opens from disk with nothing fetched;
 - ``diffcompare list [problems|backends|suites|capabilities]`` shows what exists;
@@ -26,7 +29,12 @@ def _run(args) -> int:
     from .runner import run_suite
     from .runner.suite import load_suite
 
-    suite = load_suite(args.suite, args.experiments)
+    adhoc = args.problems is not None or args.backends is not None or args.sizes is not None \
+        or bool(args.problem_module)
+    if adhoc and args.suite is not None:
+        raise UsageError("give either --suite or --problems/--backends/--sizes/--problem-module, "
+                         "not both.")
+    suite = _adhoc_suite(args) if adhoc else load_suite(args.suite or "quick", args.experiments)
     results_dir = args.results or f"results/{suite.name}"
     executor = _executor(args)
     try:
@@ -58,6 +66,97 @@ def _executor(args):
         return DaskExecutor.local(args.workers)
     except DaskSetupError as exc:
         raise UsageError(str(exc)) from None
+
+
+def _names(text, what) -> list:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise UsageError(f"--{what} needs a comma-separated list, e.g. --{what} a,b.")
+    return names
+
+
+def _adhoc_suite(args):
+    """A suite from ``--problems``, ``--backends``, ``--sizes`` and ``--problem-module``
+    (checked like a TOML suite: unknown names give one line listing the known ones)."""
+    from . import backends as _backends
+    from .runner.suite import Suite
+
+    if args.problems is None:
+        raise UsageError("--backends/--sizes/--problem-module need --problems "
+                         "(e.g. --problems gmm,rosenbrock); or run a suite with --suite.")
+    sizes = "default"
+    if args.sizes is not None:
+        try:
+            sizes = [int(v) for v in _names(args.sizes, "sizes")]
+        except ValueError:
+            raise UsageError(f"--sizes must be integers separated by commas, got {args.sizes!r}.") from None
+    chosen = (_names(args.backends, "backends") if args.backends is not None
+              else [n for n, ok in _backends.availability().items() if ok])
+    from .runner.suite import SuiteError
+
+    try:
+        return Suite.from_dict({
+            "name": "adhoc", "description": "from the command line",
+            "problem_modules": [str(m) for m in args.problem_module],
+            "grid": [{"problems": _names(args.problems, "problems"), "backends": chosen,
+                      "sizes": sizes}],
+        })
+    except SuiteError as exc:      # said in the flags' terms, without the suite's name
+        raise UsageError(str(exc).split("block 1: ", 1)[-1].replace("suite 'adhoc': ", "")) from None
+
+
+def _export(args) -> int:
+    from pathlib import Path
+
+    from .results.folder import RESULTS_FILE, export
+
+    results = Path(args.results_dir)
+    if not (results / RESULTS_FILE).is_file():
+        raise UsageError(f"{results} holds no {RESULTS_FILE}: not a results folder "
+                         f"(run `diffcompare run ... --results {results}` first).")
+    out = Path(args.out) if args.out else results / f"results.{args.format}"
+    if out.parent and not out.parent.exists():
+        raise UsageError(f"the folder of {out} does not exist; create it or pick another -o.")
+    try:
+        path = export(results, args.format, out)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"{args.format} written to {path}")
+    return 0
+
+
+def _capabilities_text(table, width: int = 100) -> str:
+    """The capability table (backends x problems) as text within ``width`` columns:
+    problems down, backends across under letters, refusals as numbered footnotes."""
+    import string
+    import textwrap
+
+    letters = dict(zip(table.index, string.ascii_lowercase + string.ascii_uppercase))
+    legend = "  ".join(f"{letters[b]}={b}" for b in table.index)
+    lines = textwrap.wrap("backends: " + legend, width, subsequent_indent="    ")
+    name_w = max(len(str(p)) for p in table.columns) + 2
+    lines.append("")
+    lines.append("problem".ljust(name_w) + "".join(f"{letters[b]:>4}" for b in table.index))
+    notes: dict = {}
+    for problem in table.columns:
+        cells = []
+        for backend in table.index:
+            cell = str(table.at[backend, problem])
+            if cell == "ok":
+                cells.append("ok")
+                continue
+            reason = cell.replace(problem, "<problem>")
+            key = notes.setdefault(reason, [len(notes) + 1, []])
+            if backend not in key[1]:
+                key[1].append(backend)
+            cells.append(str(key[0]))
+        lines.append(str(problem).ljust(name_w) + "".join(f"{c:>4}" for c in cells))
+    if notes:
+        lines += ["", "not run (footnotes):"]
+    for reason, (number, who) in notes.items():
+        lines += textwrap.wrap(f"{number:>3}  {', '.join(who)}: {reason}", width,
+                               subsequent_indent="     ")
+    return "\n".join(lines)
 
 
 def _report(args) -> int:
@@ -107,11 +206,7 @@ def _list(args) -> int:
             print(f"diffcompare: broken suite: {message}", file=sys.stderr)
         return 2 if broken else 0
     else:
-        import pandas as pd
-
-        with pd.option_context("display.max_columns", None, "display.width", 250,
-                               "display.max_colwidth", 40):
-            print(backends.capability_table().T.to_string())
+        print(_capabilities_text(backends.capability_table()))
     return 0
 
 
@@ -130,8 +225,14 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("run", help="run a suite of experiments into a results folder")
-    p.add_argument("--suite", default="quick", help="suite name (see `diffcompare list suites`) or a .toml path")
-    p.add_argument("--results", help="results folder (default results/<suite>)")
+    p.add_argument("--suite", help="suite name (see `diffcompare list suites`) or a .toml path "
+                                   "(default quick)")
+    p.add_argument("--problems", help="run these problems instead of a suite, e.g. gmm,rosenbrock")
+    p.add_argument("--backends", help="with --problems: these backends (default: every available one)")
+    p.add_argument("--sizes", help="with --problems: these sizes, e.g. 4,64 (default: each problem's own)")
+    p.add_argument("--problem-module", action="append", default=[], metavar="FILE_OR_MODULE",
+                   help="with --problems: a .py file or module that registers problems (repeatable)")
+    p.add_argument("--results", help="results folder (default results/<suite>, results/adhoc)")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
@@ -156,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
                    choices=["problems", "backends", "suites", "capabilities"])
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
     p.set_defaults(func=_list)
+
+    p = sub.add_parser("export", help="write a results folder's rows as CSV or Parquet")
+    p.add_argument("results_dir", help="results folder (what `diffcompare run --results` wrote)")
+    p.add_argument("--format", choices=["csv", "parquet"], default="csv",
+                   help="csv, or parquet (needs pyarrow: pip install 'diffcompare[parquet]')")
+    p.add_argument("-o", "--out", help="file to write (default <results_dir>/results.<format>)")
+    p.set_defaults(func=_export)
 
     p = sub.add_parser("demo", help="the engine's graphs and gradients for the seed examples")
     p.add_argument("--out", default="reports/engine-demo", help="folder for the DOT/SVG drawings")

@@ -21,9 +21,17 @@ TOLERANCE = {
     "engine": 1e-10, "manual": 1e-10, "sympy": 1e-10, "sympy-cse": 1e-10,
     "jax-jit": 1e-10, "jax-eager": 1e-10, "torch": 1e-10,
     "fd-complex-step": 1e-13, "fd-richardson": 1e-9, "fd-central": 1e-6, "fd-forward": 1e-4,
+    "autograd": 1e-10, "jax-jacfwd": 1e-10, "engine-jvp": 1e-10, "numdifftools": 1e-9,
 }
+# gmm: dα = Σ_i r_i - n softmax(α) cancels sums of 1000 terms (function values ~1e4), so
+# rounding reaches ~1e-13 relative, and Richardson's extrapolated differences ~1e-8
+TOLERANCE_OVERRIDE = {("gmm", "fd-complex-step"): 1e-12, ("gmm", "fd-richardson"): 1e-8}
 KINK_PROBLEMS = {"relu_kink", "abs_kink", "max_kink"}
 SLOW = {"sympy", "sympy-cse"}          # symbolic work grows fast: smallest size only
+# ADBench-sized problems (n = 1000 points, unrolled loops JAX compiles): smallest size only
+HEAVY = {"gmm", "bundle_adjustment", "lstm", "kmeans"}
+# compiled per case, or n passes per gradient (forward mode): smallest size only
+ONE_SIZE = {"jax-eager", "jax-jacfwd", "engine-jvp", "numdifftools"}
 
 
 def _shipped_problems():
@@ -42,8 +50,11 @@ def _cases():
             backend = backends.get(name)
             if name == "engine" or not backend.supports(problem):
                 continue
-            sizes = problem.sizes[:1] if name in SLOW or name == "jax-eager" else problem.sizes[:2]
+            one = name in SLOW or name in ONE_SIZE or problem.name in HEAVY
+            sizes = problem.sizes[:1] if one else problem.sizes[:2]
             for size in sizes:
+                if not backend.supports_inputs(problem, problem.inputs(size, seed=0)):
+                    continue              # a declared size limit (max_inputs), tested per backend
                 yield pytest.param(problem.name, name, size, id=f"{problem.name}-{name}-{size}")
 
 
@@ -70,9 +81,10 @@ def test_backend_agrees_with_engine(problem_name, backend_name, size):
     expected = _engine_gradient(problem, size, inputs, cotangent)
     got = backends.compute_gradient(backend, problem, inputs, cotangent)
     rho = errors(got, expected)["rho"]
-    assert rho <= TOLERANCE[backend_name], (
+    tolerance = TOLERANCE_OVERRIDE.get((problem_name, backend_name), TOLERANCE[backend_name])
+    assert rho <= tolerance, (
         f"{backend_name} vs engine on {problem_name} (size {size}): rho {rho:.2e} > "
-        f"{TOLERANCE[backend_name]:.0e}")
+        f"{tolerance:.0e}")
 
 
 def test_every_backend_is_exercised_somewhere():

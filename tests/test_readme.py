@@ -30,3 +30,18 @@ def test_user_defined_problem_example_runs_through_every_method(capsys):
     for line in lines:
         values = np.array([float(v) for v in re.findall(r"-?\d+\.\d+(?:e-?\d+)?", line)])
         np.testing.assert_allclose(values, sigmoid, rtol=1e-4, atol=1e-6)
+
+
+def test_compare_example_gives_a_tidy_table(capsys):
+    """The notebook example: every method's row, the exact ones accurate to rounding."""
+    namespace = {}
+    exec(compile(_block("compare-example"), "README.md", "exec"), namespace)
+    table = namespace["table"]
+    assert sorted(set(table.method)) == ["engine", "fd-central", "sympy"]
+    assert sorted(set(table["size"])) == [10, 100] and len(table) == 6
+    assert set(table.status) == {"ok"}, table[["method", "size", "status", "message"]]
+    exact = table[table.method != "fd-central"]
+    assert (exact.error_rho < 1e-13).all() and (table.time_s > 0).all()
+    assert (table[table.method == "fd-central"].error_rho < 1e-6).all()
+    assert "softplus_sum" in table._repr_html_()
+    assert "softplus_sum" not in [p.name for p in __import__("diffcompare").problems.all_problems()]

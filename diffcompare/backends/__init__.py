@@ -30,6 +30,11 @@ _BACKENDS = {
     "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
     "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
     "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
+    # peers, each an optional extra, and forward mode
+    "autograd": ("diffcompare.backends.autograd_backend", "AutogradBackend"),
+    "numdifftools": ("diffcompare.backends.numdifftools_backend", "NumdifftoolsBackend"),
+    "jax-jacfwd": ("diffcompare.backends.forward", "JaxJacfwdBackend"),
+    "engine-jvp": ("diffcompare.backends.forward", "EngineJvpBackend"),
 }
 
 

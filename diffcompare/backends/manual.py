@@ -20,6 +20,9 @@ problem name                ``fn(xp, ...)`` args       value                    
 ``minibatch_inverse_mean``  ``(x,)``                   ``mean(1 / x)``                                 ``(0,)``
 ``rosenbrock``              ``(x,)``                   ``sum(100 (x[1:] - x[:-1]**2)**2                ``(0,)``
                                                        + (1 - x[:-1])**2)``
+``linear_least_squares``    ``(x, A, b)``              ``sum((A @ x - b) ** 2)``                       ``(0,)``
+``gmm``                     ``(alphas, means, icf,     ADBench's GMM objective (catalog ``adbench``)   ``(0, 1, 2)``
+                            x)``
 ==========================  ========================  ==============================================  =============
 
 Shapes: ``x`` is 2-D ``(batch, features)`` for the linear and MLP problems; weights are
@@ -211,6 +214,83 @@ def _rosenbrock(args, need, value_only=False):
     return value, {0: g}
 
 
+def _lls(args, need, value_only=False):
+    x, A, b = args
+    r = A @ x - b
+    value = float(np.vdot(r, r))
+    if value_only:
+        return value, None
+    r *= 2.0                                      # d ||r||^2 / dr
+    grads = {}
+    if 0 in need:
+        grads[0] = A.T @ r                        # 2 A^T (A x - b)
+    if 1 in need:
+        grads[1] = np.multiply.outer(r, x)
+    if 2 in need:
+        grads[2] = -r
+    return value, grads
+
+
+def _gmm_lower_positions(d):
+    """(rows, cols) of icf[d:]'s entries in Q, in ADBench's column-major order."""
+    from ..problems.catalog.adbench import lower_index
+
+    idx = lower_index(d)
+    r, c = np.nonzero(idx)
+    order = idx[r, c] - 1
+    rows, cols = np.empty_like(r), np.empty_like(c)
+    rows[order], cols[order] = r, c
+    return rows, cols
+
+
+def _gmm(args, need, value_only=False):
+    """ADBench's GMM objective and its gradient (responsibilities r = softmax_k of the
+    inner terms; y = Q_k (x_i - μ_k)): dα = Σ_i r - n softmax(α); dμ_k = Q_kᵀ Σ_i r y;
+    dQ_k = -Σ_i r y (x_i - μ_k)ᵀ, mapped to icf through the exp'd diagonal, plus the prior."""
+    from ..problems.catalog.adbench import WISHART_GAMMA, WISHART_M, wishart_constant
+
+    alphas, means, icf, x = args
+    n, d = x.shape
+    k_count = alphas.shape[0]
+    log_diag, lower = icf[:, :d], icf[:, d:]
+    q_diag = np.exp(log_diag)
+    sum_qs = log_diag.sum(axis=1)
+    rows, cols = _gmm_lower_positions(d)
+    Q = np.zeros((k_count, d, d))
+    Q[:, rows, cols] = lower
+    Q[:, np.arange(d), np.arange(d)] = q_diag
+    inner = np.empty((n, k_count))
+    for k in range(k_count):
+        y = (x - means[k]) @ Q[k].T
+        inner[:, k] = alphas[k] + sum_qs[k] - 0.5 * np.einsum("ij,ij->i", y, y)
+    top = inner.max(axis=1, keepdims=True)
+    e = np.exp(inner - top)
+    s = e.sum(axis=1, keepdims=True)
+    a_top = alphas.max()
+    a_exp = np.exp(alphas - a_top)
+    gamma2 = WISHART_GAMMA ** 2
+    value = float(-n * d * 0.5 * np.log(2 * np.pi) + np.sum(np.log(s) + top)
+                  - n * (a_top + np.log(a_exp.sum()))
+                  + 0.5 * gamma2 * (np.vdot(q_diag, q_diag) + np.vdot(lower, lower))
+                  - WISHART_M * sum_qs.sum() - wishart_constant(d, k_count))
+    if value_only:
+        return value, None
+    r = np.divide(e, s, out=e)                    # responsibilities, (n, K)
+    r_sum = r.sum(axis=0)
+    g_means = np.empty_like(means)
+    g_icf = np.empty_like(icf)
+    for k in range(k_count):
+        xc = x - means[k]
+        y = xc @ Q[k].T
+        y *= r[:, k:k + 1]                        # W = r y
+        g_means[k] = Q[k].T @ y.sum(axis=0)
+        g_q = -(y.T @ xc)                         # d loss / d Q_k
+        g_icf[k, :d] = q_diag[k] * np.diagonal(g_q) + r_sum[k] + gamma2 * q_diag[k] ** 2 - WISHART_M
+        g_icf[k, d:] = g_q[rows, cols] + gamma2 * lower[k]
+    g_alphas = r_sum - n * a_exp / a_exp.sum()
+    return value, {0: g_alphas, 1: g_means, 2: g_icf}
+
+
 @dataclasses.dataclass(frozen=True)
 class ManualGradient:
     name: str
@@ -257,6 +337,11 @@ MANUAL_GRADIENTS = {spec.name: spec for spec in [
                    _minibatch_inverse_mean),
     ManualGradient("rosenbrock", ("x",), "sum(100 (x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2)",
                    (0,), (0,), _rosenbrock),
+    ManualGradient("linear_least_squares", ("x", "A", "b"), "sum((A @ x - b)**2)",
+                   (0,), (0, 1, 2), _lls, matrix_args=(1,)),
+    ManualGradient("gmm", ("alphas", "means", "icf", "x"),
+                   "ADBench's GMM log-likelihood with Wishart prior (d = x.shape[1])",
+                   (0, 1, 2), (0, 1, 2), _gmm, matrix_args=(1, 2, 3)),
 ]}
 
 

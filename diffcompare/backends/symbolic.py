@@ -279,6 +279,11 @@ class SympyBackend(Backend):
         return SUPPORTED
 
     def supports(self, problem) -> Support:
+        if "indexed" in problem.tags:
+            return Support(False, "integer index arguments (tag 'indexed') cannot be symbols")
+        if "large-expression" in problem.tags:
+            return Support(False, "its scalar-expanded expression has millions of terms at every "
+                                  "size (tag 'large-expression')")
         return SUPPORTED
 
     def supports_inputs(self, problem, inputs) -> Support:

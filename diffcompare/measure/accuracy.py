@@ -62,7 +62,7 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
             path.unlink()              # a damaged cache entry is recomputed
     reference = None
     n = sum(np.size(inputs[i]) for i in problem.wrt)
-    if n <= SYMBOLIC_LIMIT:
+    if n <= SYMBOLIC_LIMIT and _symbolic_supports(problem):
         try:
             reference = symbolic_reference(problem, inputs, cotangent)
         except (NotImplementedError, TypeError, ValueError, ZeroDivisionError):
@@ -71,6 +71,14 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
         reference = agreement_reference(problem, inputs, cotangent)
     _save(path, reference)
     return reference
+
+
+def _symbolic_supports(problem) -> bool:
+    """Whether the SymPy backend takes the problem at all (it refuses, e.g., problems tagged
+    'large-expression', whose expression would take minutes to build before any limit)."""
+    from ..backends.symbolic import SympyBackend
+
+    return bool(SympyBackend().supports(problem))
 
 
 def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Reference:

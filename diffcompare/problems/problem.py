@@ -2,7 +2,8 @@
 
 ``fn(xp, *args)`` is written against an array namespace ``xp`` with NumPy's
 function names, so the same code runs on NumPy (finite differences),
-``jax.numpy``, the engine's namespace and SymPy's (``diffcompare.problems.symbolic``).
+``jax.numpy``, the engine's namespace, SymPy's (``diffcompare.problems.symbolic``) and
+torch's; the names it may use are the ``xp`` contract (``diffcompare.problems.contract``).
 ``make_inputs(size, seed)`` returns the float64 arguments; ``wrt`` says which
 of them are differentiated.  A vector-valued ``fn`` is differentiated through a
 vector-Jacobian product with the cotangent from ``make_cotangent`` (seed 002's
@@ -26,8 +27,13 @@ from typing import Callable
 
 import numpy as np
 
+from . import contract
+
 TAGS = frozenset({"smooth", "nonsmooth", "vector-output", "loop", "seed", "matrix",
-                  "not-complex-analytic"})
+                  "not-complex-analytic",
+                  "indexed",      # gathers with integer index arguments (not differentiated)
+                  "large-expression",  # millions of scalar terms at every size: no symbolic expansion
+                  })
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,6 +55,8 @@ class Problem:
         if unknown:
             raise ValueError(f"problem {self.name!r}: unknown tags {sorted(unknown)}; use {sorted(TAGS)}.")
         object.__setattr__(self, "tags", frozenset(self.tags))
+        # every call gets the xp contract's names (logsumexp, sigmoid, ...) on any namespace
+        object.__setattr__(self, "fn", contract.bind(self.fn))
         object.__setattr__(self, "wrt", tuple(self.wrt))
         if self.vector_output and self.make_cotangent is None:
             raise ValueError(f"problem {self.name!r} is tagged vector-output: give make_cotangent.")

@@ -15,7 +15,7 @@ True
 from __future__ import annotations
 
 #: Backend families whose gradients are exact up to rounding.
-EXACT_FAMILIES = ("engine", "manual", "symbolic", "jax", "torch")
+EXACT_FAMILIES = ("engine", "manual", "symbolic", "jax", "torch", "autograd")
 FD_FAMILY = "finite-difference"
 
 

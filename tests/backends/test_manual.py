@@ -66,7 +66,24 @@ def rosenbrock():
                    lambda n, seed: (_rng(seed).uniform(-2, 2, n),), "Rosenbrock")
 
 
+def linear_least_squares():
+    def make(n, seed):
+        r = _rng(seed)
+        return r.standard_normal(n), r.standard_normal((2 * n, n)), r.standard_normal(2 * n)
+    return Problem("linear_least_squares", lambda xp, x, A, b: xp.sum((A @ x - b) ** 2), make,
+                   "||A x - b||^2")
+
+
+def gmm():
+    from diffcompare.problems.catalog import adbench
+
+    return Problem("gmm", adbench.gmm, lambda k, seed: adbench.gmm_inputs(k, seed, d=3, n=20),
+                   "ADBench GMM, d = 3, n = 20", wrt=(0, 1, 2))
+
+
 PROBLEMS = {
+    "linear_least_squares": linear_least_squares(),
+    "gmm": gmm(),
     "linear_mse": linear_mse(),
     "mlp_tanh": mlp("tanh"),
     "mlp_relu": mlp("relu"),

@@ -34,7 +34,8 @@ def test_catalog_lists_every_shipped_problem():
     expected = {"minibatch_inverse_mean", "linear_mean", "linear_mse", "weighted_vector",
                 "unbind_product", "rosenbrock", "squire_trapp", "logsumexp",
                 "softmax_cross_entropy", "quadratic_form", "logistic_map", "mlp_tanh",
-                "mlp_relu", "rnn_loop", "relu_kink", "abs_kink", "max_kink"}
+                "mlp_relu", "rnn_loop", "relu_kink", "abs_kink", "max_kink",
+                "gmm", "bundle_adjustment", "lstm", "kmeans", "linear_least_squares"}
     assert expected <= set(NAMES)
     assert {p.name for p in ALL if "seed" in p.tags} >= {
         "minibatch_inverse_mean", "linear_mean", "linear_mse", "weighted_vector", "unbind_product"}
@@ -64,6 +65,8 @@ def test_same_value_on_numpy_engine_and_sympy(name):
     want = _numpy_value(p, args)
     engine = np.asarray(p.fn(array_api, *[Tensor(a) for a in args]).data)
     np.testing.assert_allclose(engine, want, rtol=1e-13, atol=0)
+    if "large-expression" in p.tags or "indexed" in p.tags:   # the symbolic backends refuse it
+        return
     for constants in ("symbols", "numbers"):
         np.testing.assert_allclose(_sympy_value(p, args, constants), want, rtol=1e-12, atol=1e-300)
 
@@ -84,6 +87,8 @@ def test_tags_match_what_the_function_uses(name):
     """A function whose SymPy form has Abs/Max/Min/Piecewise is not complex-analytic and
     must say so (complex-step differentiation relies on the tag)."""
     p = problems.get(name)
+    if "large-expression" in p.tags:
+        pytest.skip(f"{name}: too large to expand symbolically (tag 'large-expression')")
     s = symbols_like(p.inputs(_smallest(p)), p.wrt)
     exprs = [sympy.sympify(e) for e in np.asarray(p.fn(sympy_xp, *s.args), dtype=object).reshape(-1)]
     kinky = any(e.has(sympy.Abs, sympy.Max, sympy.Min, sympy.Piecewise, sympy.sign) for e in exprs)

@@ -1,0 +1,276 @@
+"""``compare``: the notebook path -- any function, several methods, one tidy table (``diffcompare.compare``).
+
+>>> import numpy as np
+>>> import diffcompare
+>>> table = diffcompare.compare(                                    # doctest: +SKIP
+...     lambda xp, x: xp.sum(xp.softplus(x)),
+...     make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
+...     sizes=[10, 1000], backends=["engine", "fd-central", "jax-jit"])
+>>> table[["method", "size", "status", "time_s", "error_rho"]]      # doctest: +SKIP
+
+It runs through the same runner as ``diffcompare run`` (:func:`diffcompare.runner.run_suite`
+with an in-memory suite): each (size, method) cell in an isolated worker process with a time
+limit, so a method that crashes or hangs gives a row with its status, never a lost session.
+The workers rebuild the problem from a pickle of it (``cloudpickle``, installed with dask,
+pickles functions defined in a notebook; without it, functions must come from a module).
+
+The result is a :class:`Comparison` -- a pandas DataFrame with one row per method and size --
+whose Jupyter view is a readable HTML table, and whose ``.plot()`` draws time (or error, or
+memory) against size per method with matplotlib.
+"""
+from __future__ import annotations
+
+import pickle
+import re
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+#: the tidy table's columns, in order
+COLUMNS = ["problem", "method", "family", "size", "n_inputs", "status", "time_s", "time_iqr_s",
+           "function_time_s", "gradient_over_function", "prepare_s", "peak_bytes", "memory_source",
+           "evaluations", "error_rho", "error_rel", "reference", "message"]
+
+
+class Comparison(pd.DataFrame):
+    """The tidy result of :func:`compare`: one row per (method, size); a DataFrame with an
+    HTML view (``_repr_html_``) and :meth:`plot_against_size`."""
+
+    _metadata = ["problem_name", "results_dir"]
+
+    @property
+    def _constructor(self):
+        return Comparison
+
+    def _repr_html_(self):
+        shown = self.copy()
+        shown["time"] = [_fmt_time(t) for t in shown["time_s"]]
+        shown["memory"] = [_fmt_bytes(b) for b in shown["peak_bytes"]]
+        shown["error (rho)"] = [("" if pd.isna(e) else f"{e:.1e}") for e in shown["error_rho"]]
+        shown["note"] = [("" if s == "ok" else f"{s}: {m or ''}"[:120]) for s, m in
+                         zip(shown["status"], shown["message"])]
+        cols = ["method", "size", "n_inputs", "time", "memory", "error (rho)", "note"]
+        title = getattr(self, "problem_name", None) or ", ".join(sorted(set(self["problem"])))
+        return (f"<div><b>{_escape(title)}</b>: gradient time, peak memory and error per "
+                f"method and size</div>" + shown[cols].to_html(index=False, escape=True))
+
+    def plot_against_size(self, y: str = "time_s", ax=None):
+        """``y`` (``time_s``, ``error_rho``, ``peak_bytes``, ...) against size, one line per
+        method, log-log; returns the matplotlib Axes."""
+        if ax is None:
+            import matplotlib.pyplot as plt
+            _, ax = plt.subplots(figsize=(6, 4))
+        ok = self[(self["status"] == "ok") & self[y].notna()]
+        for method, rows in ok.groupby("method", sort=False):
+            rows = rows.sort_values("size")
+            ax.plot(rows["size"], rows[y], marker="o", label=method)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("size")
+        ax.set_ylabel(y)
+        ax.legend(fontsize="small")
+        return ax
+
+
+def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=None, *,
+            wrt=(0,), name=None, results_dir=None, timeout_s: float = 60.0, samples: int = 5,
+            min_sample_s: float = 0.01, progress=False) -> Comparison:
+    """Differentiate one function by several methods at several sizes; a tidy table back.
+
+    ``problem_or_fn``: a :class:`~diffcompare.problems.Problem`, a catalog name (``"gmm"``),
+    or a function ``fn(xp, *args)`` written against the xp contract.  For a function give
+    ``make_inputs(size, seed) -> tuple of arrays`` and ``sizes``, or fixed ``inputs`` (a tuple
+    of arrays; its size is the number of differentiated scalars); ``wrt`` says which
+    arguments are differentiated.  ``backends``: names (default every available one).
+    ``results_dir``: where the runner writes (default a temporary folder; the rows are also
+    in the returned table).  ``timeout_s``, ``samples``, ``min_sample_s``: per cell, as in a
+    suite.
+    """
+    from . import backends as _backends
+    from . import problems as _problems
+    from .runner import load_results
+
+    problem, sizes = _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name)
+    chosen = list(backends) if backends is not None else [
+        n for n, ok in _backends.availability().items() if ok]
+    unknown = [b for b in chosen if b not in _backends.names()]
+    if unknown:
+        raise ValueError(f"unknown backend(s) {unknown}; known backends: {', '.join(_backends.names())}.")
+    out = Path(results_dir) if results_dir is not None else Path(
+        tempfile.mkdtemp(prefix=f"diffcompare-{problem.name}-"))
+    out.mkdir(parents=True, exist_ok=True)
+    module = out / "compare_problem.py"
+    module.write_text(_problem_module(problem))
+    previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
+    _problems.register(problem, replace=True)      # so the suite's names check finds it
+    try:
+        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress)
+    finally:                                        # leave the catalog as it was
+        if previous is not None:
+            _problems.register(previous, replace=True)
+        else:
+            _problems.unregister(problem.name)
+    table = tidy(load_results(out))
+    table.problem_name = problem.name
+    table.results_dir = str(out)
+    return table
+
+
+def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress):
+    from .runner import run_suite
+    from .runner.suite import GridBlock, Suite
+
+    suite = Suite(name=f"compare-{problem.name}", grid=(GridBlock(
+        problems=(problem.name,), backends=tuple(chosen), sizes=tuple(int(s) for s in sizes)),),
+        timeout_s=float(timeout_s), problem_modules=(str(module),),
+        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)})
+    suite.validate()
+    run_suite(suite, out, fresh=True, progress=progress, run_studies=False)
+
+
+def tidy(frame: pd.DataFrame) -> Comparison:
+    """Runner rows -> one row per (problem, method, size): the gradient's time, memory and
+    error, the function's time, the preparation time, the cell's status."""
+    rows = []
+    keys = ["problem", "backend", "size"]
+    for (problem, backend, size), cell in frame.groupby(keys, sort=False):
+        by_phase = {phase: part.iloc[-1] for phase, part in cell.groupby("phase")}
+        grad = by_phase.get("gradient")
+        func = by_phase.get("function")
+        prep = by_phase.get("prepare")
+        worst = next((r for r in (by_phase.get("cell"), grad, prep, func)
+                      if r is not None and r["status"] != "ok"), None)
+        status = "ok" if worst is None else worst["status"]
+        g = grad if grad is not None and grad["status"] == "ok" else None
+        ft = func["time_median_s"] if func is not None and func["status"] == "ok" else np.nan
+        gt = g["time_median_s"] if g is not None else np.nan
+        first = cell.iloc[0]
+        rows.append({
+            "problem": problem, "method": backend, "family": first["family"], "size": int(size),
+            "n_inputs": _value(cell["n_inputs"]), "status": status,
+            "time_s": gt, "time_iqr_s": g["time_iqr_s"] if g is not None else np.nan,
+            "function_time_s": ft, "gradient_over_function": gt / ft if ft and ft > 0 else np.nan,
+            "prepare_s": prep["time_median_s"] if prep is not None else np.nan,
+            "peak_bytes": g["peak_bytes"] if g is not None else pd.NA,
+            "memory_source": g["memory_source"] if g is not None else None,
+            "evaluations": g["evaluations"] if g is not None else pd.NA,
+            "error_rho": g["error_rho"] if g is not None else np.nan,
+            "error_rel": g["error_rel"] if g is not None else np.nan,
+            "reference": g["reference"] if g is not None else None,
+            "message": None if worst is None else worst["message"],
+        })
+    out = Comparison(pd.DataFrame(rows, columns=COLUMNS))
+    return Comparison(out.sort_values(["problem", "size", "method"], kind="stable")
+                      .reset_index(drop=True))
+
+
+# --- helpers -----------------------------------------------------------------------------
+
+def _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name):
+    from . import problems as _problems
+    from .problems import Problem
+
+    if isinstance(problem_or_fn, str):
+        problem = _problems.get(problem_or_fn)
+    elif isinstance(problem_or_fn, Problem):
+        problem = problem_or_fn
+    elif callable(problem_or_fn):
+        if (inputs is None) == (make_inputs is None):
+            raise ValueError("give the function's inputs: inputs=(array, ...) or "
+                             "make_inputs=lambda size, seed: (array, ...), not both.")
+        fn_name = name or re.sub(r"\W", "_", getattr(problem_or_fn, "__name__", "fn"))
+        fn_name = "user_fn" if fn_name.strip("_") in ("", "lambda") else fn_name
+        if inputs is not None:
+            fixed = tuple(np.asarray(a) for a in inputs)
+            n = int(sum(np.size(fixed[i]) for i in wrt))
+            if sizes is not None and list(sizes) != [n]:
+                raise ValueError("with fixed inputs there is one size (the number of "
+                                 f"differentiated scalars, {n}); leave sizes out or use make_inputs.")
+            sizes = [n]
+            make_inputs = _Fixed(fixed)
+        problem = Problem(name=fn_name, fn=problem_or_fn, make_inputs=make_inputs,
+                          description=f"{fn_name} (from compare())", wrt=tuple(wrt),
+                          sizes=tuple(sizes) if sizes else (1,))
+    else:
+        raise TypeError(f"compare() takes a Problem, a problem name or a function fn(xp, *args); "
+                        f"got {type(problem_or_fn).__name__}.")
+    sizes = list(sizes) if sizes is not None else list(problem.sizes)
+    if not sizes or not all(isinstance(s, (int, np.integer)) and s >= 0 for s in sizes):
+        raise ValueError(f"sizes must be non-negative integers, got {sizes!r}.")
+    return problem, sizes
+
+
+class _Fixed:
+    """make_inputs for fixed inputs (picklable)."""
+
+    def __init__(self, arrays):
+        self.arrays = arrays
+
+    def __call__(self, size, seed):
+        return tuple(a.copy() for a in self.arrays)
+
+
+def _problem_module(problem) -> str:
+    """A module that registers ``problem`` in a worker, from a pickle of it."""
+    try:
+        import cloudpickle
+    except ImportError:
+        cloudpickle = None
+    if cloudpickle is not None:
+        # the user's own modules by value: a worker may not find them on its path
+        import sys
+        own = {getattr(f, "__module__", None) for f in (getattr(problem.fn, "__wrapped__", None),
+                                                        problem.make_inputs, problem.make_cotangent)}
+        own = [sys.modules[m] for m in own
+               if m and m in sys.modules and m != "__main__" and not m.startswith("diffcompare.")]
+        for module in own:
+            cloudpickle.register_pickle_by_value(module)
+        try:
+            blob = cloudpickle.dumps(problem)
+        finally:
+            for module in own:
+                cloudpickle.unregister_pickle_by_value(module)
+    else:
+        try:
+            blob = pickle.dumps(problem)
+        except (pickle.PicklingError, AttributeError, TypeError) as exc:
+            raise ValueError(f"cannot send problem {problem.name!r} to the worker processes "
+                             f"({exc}): define its function and make_inputs in a module, or "
+                             "install cloudpickle (pip install cloudpickle).") from None
+    return ("# written by diffcompare.compare(): registers the compared problem in a worker\n"
+            "import pickle\n\nfrom diffcompare.problems import register\n\n"
+            f"register(pickle.loads({blob!r}), replace=True)\n")
+
+
+def _value(series):
+    s = series.dropna()
+    return int(s.iloc[0]) if len(s) else pd.NA
+
+
+def _fmt_time(t) -> str:
+    if pd.isna(t):
+        return ""
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if t >= scale:
+            return f"{t / scale:.3g} {unit}"
+    return f"{t / 1e-9:.3g} ns"
+
+
+def _fmt_bytes(b) -> str:
+    if b is None or pd.isna(b):
+        return ""
+    b = float(b)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if b < 1024 or unit == "GiB":
+            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
+        b /= 1024
+
+
+def _escape(text: str) -> str:
+    import html
+    return html.escape(str(text))
+
+
+__all__ = ["compare", "tidy", "Comparison", "COLUMNS"]
