@@ -135,6 +135,13 @@ class Backend:
         return f"<backend {self.name}>"
 
 
+def compute_dtype(problem, inputs):
+    """The dtype a library backend (JAX, torch) computes in: float32 when every differentiated
+    input is float32, else float64 (integers and float64 alike)."""
+    wrt = [np.asarray(inputs[i]).dtype for i in problem.wrt]
+    return np.dtype(np.float32) if wrt and all(d == np.float32 for d in wrt) else np.dtype(np.float64)
+
+
 def _unchanged(result):
     return result
 

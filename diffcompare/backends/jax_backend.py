@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays
+from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "jax is not installed: pip install 'diffcompare[jax]'"
 
@@ -90,13 +90,6 @@ def x64_scope(jax, enabled: bool = True):
     if scope is None:
         from jax.experimental import enable_x64 as scope
     return scope(enabled)
-
-
-def compute_dtype(problem, inputs):
-    """The dtype the JAX and torch backends compute in: float32 when every differentiated
-    input is float32, else float64 (integers and float64 alike)."""
-    wrt = [np.asarray(inputs[i]).dtype for i in problem.wrt]
-    return np.dtype(np.float32) if wrt and all(d == np.float32 for d in wrt) else np.dtype(np.float64)
 
 
 def _gpu_devices(jax) -> list:
