@@ -33,11 +33,19 @@ class EngineBackend(Backend):
 
         return func
 
-    def vjp(self, prepared, inputs, cotangent=None):
+    def timed_vjp(self, prepared, inputs, cotangent=None):
         wrt = tuple(inputs[i] for i in prepared.problem.wrt)
-        # an argument the function ignores has gradient zero, as in JAX and SymPy
-        _, grads = functional.vjp(self._func(prepared, inputs), wrt, cotangent, allow_unused=True)
-        return as_float64_arrays(grads)
+        func = self._func(prepared, inputs)
+
+        def call():
+            # an argument the function ignores has gradient zero, as in JAX and SymPy
+            return functional.vjp(func, wrt, cotangent, allow_unused=True)[1]
+
+        return call, as_float64_arrays
+
+    def vjp(self, prepared, inputs, cotangent=None):
+        call, finish = self.timed_vjp(prepared, inputs, cotangent)
+        return finish(call())
 
     def function(self, prepared, inputs):
         with no_grad():
