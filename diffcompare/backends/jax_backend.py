@@ -310,6 +310,7 @@ class _State:
 
 class _JaxBackend(Backend):
     family = "jax"
+    numpy_arrays = False
     jit = True
     _disable_jit = False
 

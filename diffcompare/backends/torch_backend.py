@@ -54,6 +54,7 @@ class _State:
 class TorchBackend(Backend):
     name = "torch"
     family = "torch"
+    numpy_arrays = False
 
     def available(self) -> Support:
         try:
