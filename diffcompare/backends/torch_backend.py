@@ -23,6 +23,7 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
@@ -112,9 +113,11 @@ class TorchBackend(Backend):
         if cotangent is not None:
             grad_out = torch.from_numpy(np.array(cotangent, dtype=state.dtype))
         wrt = problem.wrt
+        # grad mode is on unless a caller switched it off: enter enable_grad only then
+        grad_mode = contextlib.nullcontext if torch.is_grad_enabled() else torch.enable_grad
 
         def call():
-            with torch.enable_grad():
+            with grad_mode():
                 call_args = list(args)
                 leaves = []
                 for i in wrt:
