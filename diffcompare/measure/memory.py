@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import tempfile
 import tracemalloc
 
@@ -60,6 +61,14 @@ def peak_native_bytes(fn) -> int:
     memray's allocator hooks see them (native libraries and Python objects alike)."""
     import memray
 
+    # memray follows Python calls with a profile hook, and CPython builds a line table
+    # for each code object the first time such a hook sees it: tens of KiB that would be
+    # charged to the method at small sizes.  One call under a no-op hook builds them first.
+    sys.setprofile(_no_op)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
     gc.collect()
     with tempfile.TemporaryDirectory(prefix="diffcompare-memray-") as folder:
         path = os.path.join(folder, "peak.bin")
@@ -69,6 +78,10 @@ def peak_native_bytes(fn) -> int:
                             file_format=memray.FileFormat.AGGREGATED_ALLOCATIONS):
             fn()
         return int(memray.FileReader(path).metadata.peak_memory)
+
+
+def _no_op(*args):
+    return None
 
 
 def peak_traced_bytes(fn) -> int:
