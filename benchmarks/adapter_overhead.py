@@ -13,7 +13,9 @@ medians of interleaved rounds (one sample of each per round) in one process:
   leaf, and the engine's own ``autograd.grad(f(x), x)`` on a fresh leaf.
 
 ``timed / bare`` is the overhead the report charges to a method; the target is <= 1.05.
-Load on the machine moves every number, so compare ratios within one run.
+Load on the machine moves every number, so compare ratios within one run; ``min t/b``
+(fastest samples) is steadier under load, and ``calls timed/bare`` (Python and C function
+calls in one gradient, counted with ``sys.setprofile``) does not depend on load at all.
 
     python benchmarks/adapter_overhead.py                 # softplus n = 1024 and two catalog problems
     python benchmarks/adapter_overhead.py --rounds 31 --min-sample-s 0.05
@@ -27,6 +29,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")     # one thread, as the runner's workers use
 
 import statistics  # noqa: E402
+import sys  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -98,6 +101,24 @@ BARE = {"jax-jit": lambda p, x: bare_jax(p, x, jit=True),
         "torch": bare_torch, "engine": bare_engine}
 
 
+def python_calls(fn) -> int:
+    """Python and C functions called by one ``fn()``: a count that load cannot move, so it
+    shows what the adapter adds even where the timings are noise."""
+    count = 0
+
+    def tally(frame, event, arg):
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(tally)
+    try:
+        fn()
+    finally:
+        sys.setprofile(None)
+    return count - 1          # the setprofile(None) call itself
+
+
 def compare(backend_name, problem, size, rounds, min_sample_s):
     """Medians (seconds) of the timed call, the whole vjp and the bare loop, interleaved."""
     inputs = problem.inputs(size, 0)
@@ -118,7 +139,8 @@ def compare(backend_name, problem, size, rounds, min_sample_s):
             samples[k] += time_call(contenders[k], min_sample_s=min_sample_s, samples=1,
                                     warmup=int(r == 0)).samples
     return ({k: statistics.median(v) for k, v in samples.items()},
-            {k: min(v) for k, v in samples.items()})
+            {k: min(v) for k, v in samples.items()},
+            {k: python_calls(contenders[k]) for k in ("timed", "bare")})
 
 
 def main(argv=None):
@@ -134,19 +156,19 @@ def main(argv=None):
         pass
     cases = [(SOFTPLUS, 1024), (problems.get("logsumexp"), 1024), (problems.get("rosenbrock"), 64)]
     print(f"{'backend':10} {'problem':11} {'n':>5} {'timed µs':>9} {'via vjp µs':>10} {'bare µs':>8} "
-          f"{'timed/bare':>10} {'vjp/bare':>9} {'min t/b':>8}")
+          f"{'timed/bare':>10} {'vjp/bare':>9} {'min t/b':>8} {'calls timed/bare':>16}")
     worst = 0.0
     for name in args.backends.split(","):
         if not backends.get(name).available():
             print(f"{name:10} unavailable: {backends.get(name).available().reason}")
             continue
         for problem, size in cases:
-            m, low = compare(name, problem, size, args.rounds, args.min_sample_s)
+            m, low, calls = compare(name, problem, size, args.rounds, args.min_sample_s)
             ratio = m["timed"] / m["bare"]
             worst = max(worst, ratio)
             print(f"{name:10} {problem.name:11} {size:5} {m['timed'] * 1e6:9.1f} {m['via vjp'] * 1e6:10.1f} "
                   f"{m['bare'] * 1e6:8.1f} {ratio:10.3f} {m['via vjp'] / m['bare']:9.3f} "
-                  f"{low['timed'] / low['bare']:8.3f}", flush=True)
+                  f"{low['timed'] / low['bare']:8.3f} {calls['timed']:>7} / {calls['bare']:<7}", flush=True)
     print(f"worst timed/bare (medians): {worst:.3f} (target <= 1.05); 'min t/b' is the ratio of the "
           "fastest samples, steadier when the machine is loaded")
 
