@@ -258,7 +258,8 @@ def _make_functions(jax, calls: _Calls):
 
     def value(*call_args):
         out = problem.fn(jnp, *calls.full_args(call_args))
-        out = jnp.asarray(out)
+        if not isinstance(out, jax.Array):     # jnp.asarray of a tracer is not free under grad
+            out = jnp.asarray(out)
         if problem.vector_output:
             return out
         if out.shape != ():
@@ -278,9 +279,9 @@ def _make_functions(jax, calls: _Calls):
             return value(*args)
         return f
 
-    def gradient(*call_args):
-        wrt_values = [call_args[p] for p in positions]
-        return jax.grad(of_wrt(call_args), argnums=tuple(range(len(positions))))(*wrt_values)
+    # made once: jax.grad inspects the function's signature each time it wraps one, which
+    # in eager mode would be charged to every call
+    gradient = jax.grad(value, argnums=tuple(positions))
 
     def vjp(*call_args_and_cotangent):
         *call_args, cotangent = call_args_and_cotangent
