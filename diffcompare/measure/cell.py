@@ -86,12 +86,25 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     yield row("function", status="ok", **_timing_fields(t), compute_dtype=computed_in)
 
     before = prepared.evaluations
-    grads = backends.checked_vjp(backend, prepared, inputs, cotangent)
+    device = _gpu_device(prepared)
+    if device is None:
+        grads = backends.checked_vjp(backend, prepared, inputs, cotangent)
+    else:     # a GPU's peak is a high-water mark that cannot be reset: read it on the first call
+        first = []
+        gpu_peak = memory.peak_gpu_bytes(
+            lambda: first.append(backends.checked_vjp(backend, prepared, inputs, cotangent)), device)
+        grads = first[0]
     evaluations = prepared.evaluations - before
     reference = accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
     errors = accuracy.errors(grads, reference.values)
     call, _ = backend.timed_vjp(prepared, inputs, cotangent)
-    peak, source, cross_check = _peak_memory(backend, prepared, call)
+    if device is None:
+        peak, source, cross_check = _peak_memory(backend, call)
+    elif gpu_peak is None:
+        peak, source, cross_check = None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
+                                           "or an earlier peak in this process hides this one"), {}
+    else:
+        peak, source, cross_check = gpu_peak, memory.GPU_MEMORY_STATS, {}
     t = time_call(call, **timing_opts)
     extra = {**(_after_gradient_info(prepared) or {}), **cross_check}
     yield row("gradient", status="ok", **_timing_fields(t), evaluations=evaluations,
@@ -106,15 +119,16 @@ def _timing_fields(t):
                 time_samples=list(t.samples), loops=t.loops)
 
 
-def _peak_memory(backend, prepared, call):
-    """Peak bytes of one gradient, where the number comes from, and tracemalloc's peak
-    beside it for NumPy-based methods (a cross-check of the native source)."""
+def _gpu_device(prepared):
+    """The GPU a prepared problem runs on (JAX's device), or None on the CPU, where the
+    host's allocator hooks see everything."""
     device = getattr(prepared.state, "device", None)
-    if getattr(device, "platform", "cpu") != "cpu":          # a GPU: host hooks cannot see it
-        peak = memory.peak_gpu_bytes(call, device)
-        if peak is None:
-            return None, f"{memory.NOT_MEASURED}: the GPU keeps no statistics or an earlier peak hides this one", {}
-        return peak, memory.GPU_MEMORY_STATS, {}
+    return device if getattr(device, "platform", "cpu") != "cpu" else None
+
+
+def _peak_memory(backend, call):
+    """Peak bytes of one gradient on the CPU, where the number comes from, and
+    tracemalloc's peak beside it for NumPy-based methods (a cross-check)."""
     peak, source = memory.peak_bytes(call, numpy_arrays=backend.numpy_arrays)
     cross_check = {}
     if backend.numpy_arrays and source != memory.TRACEMALLOC:

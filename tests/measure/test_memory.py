@@ -119,3 +119,22 @@ def test_small_gradients_carry_no_tracker_artifacts():
     call, _ = backend.timed_vjp(prepared, inputs)
     native, traced = memory.peak_native_bytes(call), memory.peak_traced_bytes(call)
     assert abs(native - traced) < 0.25 * traced, (native, traced)
+
+
+class _FakeGpu:
+    """memory_stats() as a GPU allocator reports them: a high-water mark since start."""
+
+    def __init__(self):
+        self.in_use, self.peak = 1000, 5000
+
+    def memory_stats(self):
+        return {"bytes_in_use": self.in_use, "peak_bytes_in_use": self.peak}
+
+    def allocate(self, n):
+        self.peak = max(self.peak, self.in_use + n)
+
+
+def test_gpu_peak_is_above_the_bytes_in_use_and_none_when_an_earlier_peak_hides_it():
+    gpu = _FakeGpu()
+    assert memory.peak_gpu_bytes(lambda: gpu.allocate(8000), gpu) == 8000
+    assert memory.peak_gpu_bytes(lambda: gpu.allocate(100), gpu) is None    # under the old peak
