@@ -10,7 +10,16 @@ to the same four calls, so a comparison can run any problem through any method:
   one per differentiated argument (``cotangent=None`` for a scalar output);
   ``gradient`` is the same with no cotangent;
 - ``function(prepared, inputs)``: the plain function value, for the
-  gradient/function cost ratio; ``hvp`` where the method can.
+  gradient/function cost ratio, as a NumPy array in the dtype the method computed
+  it in (so a float64 value from float32 inputs shows an upcast); ``hvp`` where
+  the method can.
+
+For timing, ``timed_vjp`` and ``timed_function`` split a call into the library's
+own work and the adapter's conversions: ``call()`` computes on inputs converted
+beforehand and returns the library's arrays (computed to completion); ``finish``
+converts them.  ``vjp(...) == finish(call())``; the measure layer times ``call``
+alone, so a method's time is the library's time, not the adapter's.  What the
+prepared state keeps (compiled code, device copies) is ``retained_bytes``.
 
 Each prepared problem counts the function evaluations made through it
 (``prepared.evaluations``): finite differences make n+1, 2n, ...; AD makes one
@@ -74,6 +83,7 @@ class Backend:
     name = "backend"
     family = "backend"         # engine | symbolic | finite-difference | jax | torch | manual
     exact = True               # exact up to rounding (AD, symbolic) vs approximate (FD)
+    numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
 
     def available(self) -> Support:
         """Whether the backend can run on this machine at all."""
@@ -99,6 +109,21 @@ class Backend:
     def function(self, prepared: Prepared, inputs):
         raise NotImplementedError
 
+    def timed_vjp(self, prepared: Prepared, inputs, cotangent=None):
+        """``(call, finish)``: ``call()`` computes one gradient with the library alone
+        (inputs converted beforehand), ``finish(call())`` is what ``vjp`` returns.
+        The default times ``vjp`` itself: right for methods that work on NumPy arrays."""
+        return (lambda: self.vjp(prepared, inputs, cotangent)), _unchanged
+
+    def timed_function(self, prepared: Prepared, inputs):
+        """``(call, finish)`` for the plain function, as ``timed_vjp``."""
+        return (lambda: self.function(prepared, inputs)), _unchanged
+
+    def retained_bytes(self, prepared: Prepared) -> dict:
+        """What the prepared state keeps between calls, in bytes, by part (e.g.
+        ``{"generated_code": 5120}``); ``{}`` when it keeps nothing beyond the inputs."""
+        return {}
+
     def hvp(self, prepared: Prepared, inputs, v) -> tuple:
         raise NotImplementedError(f"backend {self.name!r} does not compute Hessian-vector products")
 
@@ -108,6 +133,17 @@ class Backend:
 
     def __repr__(self):
         return f"<backend {self.name}>"
+
+
+def compute_dtype(problem, inputs):
+    """The dtype a library backend (JAX, torch) computes in: float32 when every differentiated
+    input is float32, else float64 (integers and float64 alike)."""
+    wrt = [np.asarray(inputs[i]).dtype for i in problem.wrt]
+    return np.dtype(np.float32) if wrt and all(d == np.float32 for d in wrt) else np.dtype(np.float64)
+
+
+def _unchanged(result):
+    return result
 
 
 def as_float64_arrays(values) -> tuple:

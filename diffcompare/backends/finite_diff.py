@@ -162,8 +162,8 @@ class FiniteDifference(Backend):
         })
 
     def function(self, prepared, inputs):
-        value = self._evaluate(prepared, self._working_args(prepared.problem, inputs))
-        return np.asarray(value, dtype=np.float64)
+        # in the evaluation dtype, which is the dtype this method computes in
+        return np.asarray(self._evaluate(prepared, self._working_args(prepared.problem, inputs)))
 
     # --- helpers ------------------------------------------------------------------------
 

@@ -1,7 +1,10 @@
 """JAX backends: ``jax-jit`` (traced, lowered and compiled once) and ``jax-eager``.
 
-The problem runs as ``problem.fn(jax.numpy, *args)`` in float64 (x64 is switched on
-explicitly), on the GPU when JAX sees one, else on the CPU.  Gradients come from
+The problem runs as ``problem.fn(jax.numpy, *args)`` in the dtype of the differentiated
+inputs: float32 inputs compute in float32 (JAX's 64-bit mode off), anything else in
+float64 (64-bit mode on).  The mode is set per call with JAX's thread-local
+``enable_x64`` context (``x64_scope``), never globally, so other JAX code in the same
+process keeps its own setting.  It runs on the GPU when JAX sees one, else on the CPU.  Gradients come from
 ``jax.grad`` (scalar output) or ``jax.vjp`` with the cotangent (vector output), taken
 with respect to ``problem.wrt``; the other arguments are inputs that are not
 differentiated.  Hessian-vector products are forward-over-reverse,
@@ -24,10 +27,11 @@ differentiated.  Hessian-vector products are forward-over-reverse,
   ``jax.numpy`` op by op.
 
 Inputs are placed on the device once, in ``prepare``; later calls with the *same
-array objects* reuse those device copies (so the evaluate phase times the
-computation and the copy of the result back to NumPy, not the upload), other
-arrays are uploaded on each call.  Do not modify the input arrays in place between
-calls.
+array objects* reuse those device copies, other arrays are uploaded on each call.
+``timed_vjp``/``timed_function`` give the call alone (the executable and
+``block_until_ready``, what a bare loop of JAX times), with the upload done before
+and the copy back to NumPy after.  Do not modify the input arrays in place between
+calls.  ``retained_bytes`` is the compiled executables and the device copies.
 
 The module imports without JAX; ``available()`` says how to install it.
 
@@ -40,13 +44,14 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from typing import Any
 
 import numpy as np
 
-from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays
+from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "jax is not installed: pip install 'diffcompare[jax]'"
 
@@ -59,26 +64,32 @@ _CONCRETE_ERRORS = ("ConcretizationTypeError", "TracerIntegerConversionError",
 # --- JAX setup ------------------------------------------------------------------------
 
 def _import_jax():
-    """``jax`` with float64 switched on (``Unavailable`` if it cannot be imported)."""
+    """``jax`` (``Unavailable`` if it cannot be imported).  Its global 64-bit setting is
+    left alone: the backends enter ``x64_scope`` around their work."""
     try:
         import jax
         import jax.numpy  # noqa: F401
     except ImportError as exc:
         raise Unavailable(f"{INSTALL_HINT} ({exc})") from exc
-    enable_x64(jax)
     return jax
 
 
-def enable_x64(jax) -> None:
-    """Switch JAX to 64-bit types and check that it took effect."""
-    if not jax.config.read("jax_enable_x64"):
-        jax.config.update("jax_enable_x64", True)
-    dtype = jax.numpy.zeros(1, dtype=np.float64).dtype
-    if dtype != np.float64:
-        raise RuntimeError(
-            f"could not enable float64 in JAX (an array asked for as float64 came out {dtype}): "
-            "set JAX_ENABLE_X64=1 in the environment before Python starts, and do not run "
-            "inside jax.experimental.disable_x64().")
+def x64_scope(jax, enabled: bool = True):
+    """A context in which JAX's 64-bit mode is ``enabled`` (or not), restored on exit and
+    local to the thread, so code outside it keeps the process's own setting.
+
+    >>> jax = _import_jax()
+    >>> before = jax.config.read("jax_enable_x64")
+    >>> with x64_scope(jax, True):
+    ...     print(jax.numpy.zeros(1, dtype="float64").dtype)
+    float64
+    >>> jax.config.read("jax_enable_x64") == before
+    True
+    """
+    scope = getattr(jax, "enable_x64", None)          # jax >= 0.6
+    if scope is None:
+        from jax.experimental import enable_x64 as scope
+    return scope(enabled)
 
 
 def _gpu_devices(jax) -> list:
@@ -148,6 +159,18 @@ def _memory_info(compiled, prefix: str) -> dict:
     return out
 
 
+def _executable_bytes(compiled) -> int:
+    """Size of a compiled executable: XLA's generated-code size where it reports one (the
+    CPU client reports 0), else the length of the serialized executable (machine code
+    and metadata)."""
+    try:
+        executable = compiled.runtime_executable()
+        size = int(executable.size_of_generated_code_in_bytes())
+        return size if size > 0 else len(executable.serialize())
+    except Exception:          # a client that cannot serialize
+        return 0
+
+
 def _cost_info(compiled, prefix: str) -> dict:
     try:
         cost = compiled.cost_analysis()
@@ -162,6 +185,15 @@ def _cost_info(compiled, prefix: str) -> dict:
                       ("bytes accessed", "bytes_accessed")):
         if key in cost:
             out[f"{prefix}_{name}"] = float(cost[key])
+    return out
+
+
+def _ready(out):
+    """``out`` (an array or a tuple of arrays) computed to completion.  Each array's own
+    ``block_until_ready``: ``jax.block_until_ready`` walks the tuple as a pytree, which
+    costs several µs per call, as much as a small jitted gradient."""
+    for a in (out if isinstance(out, (tuple, list)) else (out,)):
+        a.block_until_ready()
     return out
 
 
@@ -226,7 +258,8 @@ def _make_functions(jax, calls: _Calls):
 
     def value(*call_args):
         out = problem.fn(jnp, *calls.full_args(call_args))
-        out = jnp.asarray(out)
+        if not isinstance(out, jax.Array):     # jnp.asarray of a tracer is not free under grad
+            out = jnp.asarray(out)
         if problem.vector_output:
             return out
         if out.shape != ():
@@ -246,9 +279,9 @@ def _make_functions(jax, calls: _Calls):
             return value(*args)
         return f
 
-    def gradient(*call_args):
-        wrt_values = [call_args[p] for p in positions]
-        return jax.grad(of_wrt(call_args), argnums=tuple(range(len(positions))))(*wrt_values)
+    # made once: jax.grad inspects the function's signature each time it wraps one, which
+    # in eager mode would be charged to every call
+    gradient = jax.grad(value, argnums=tuple(positions))
 
     def vjp(*call_args_and_cotangent):
         *call_args, cotangent = call_args_and_cotangent
@@ -279,6 +312,7 @@ class _State:
     gradient: Any             # grad (scalar output) or vjp(*args, cotangent) (vector output)
     hvp_fn: Any               # uncompiled HVP function
     hvp: Any = None           # compiled HVP (jit), made on first use
+    dtype: Any = np.dtype(np.float64)   # the dtype computed in (float32 runs with x64 off)
     output_shape: tuple | None = None
     arg_specs: tuple = ()     # (shape, dtype) per call argument, for clear errors (jit)
     cotangent: tuple = (None, None)   # (host array, device copy) of the last cotangent
@@ -286,6 +320,7 @@ class _State:
 
 class _JaxBackend(Backend):
     family = "jax"
+    numpy_arrays = False
     jit = True
     _disable_jit = False
 
@@ -310,18 +345,29 @@ class _JaxBackend(Backend):
     # -- placing inputs ------------------------------------------------------------
 
     @staticmethod
-    def _upload_one(jax, device, problem, i, a):
+    def _upload_one(jax, device, problem, i, a, dtype):
+        """One argument on the device: differentiated ones in ``dtype``; in float32 runs
+        every floating argument too (64-bit mode is off there, so JAX holds no float64)."""
         a = np.asarray(a)
-        if i in problem.wrt and a.dtype != np.float64:
-            a = a.astype(np.float64)
+        if a.dtype != dtype and (i in problem.wrt or (dtype == np.float32 and a.dtype.kind == "f")):
+            a = a.astype(dtype)
         return jax.device_put(a, device)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _scope(state):
+        """The 64-bit mode and device every JAX call of this prepared problem runs under."""
+        jax = state.jax
+        with x64_scope(jax, state.dtype == np.float64), jax.default_device(state.device):
+            yield
 
     def _device_inputs(self, state: _State, problem, inputs) -> tuple:
         """The inputs on the device: prepare's copies for the same array objects, else uploaded."""
         if len(inputs) != len(state.host_inputs):
             raise ValueError(f"expected {len(state.host_inputs)} arguments (as given to prepare), "
                              f"got {len(inputs)}.")
-        return tuple(dev if a is host else self._upload_one(state.jax, state.device, problem, i, a)
+        return tuple(dev if a is host else self._upload_one(state.jax, state.device, problem, i, a,
+                                                            state.dtype)
                      for i, (a, host, dev) in enumerate(zip(inputs, state.host_inputs,
                                                             state.device_inputs)))
 
@@ -329,7 +375,7 @@ class _JaxBackend(Backend):
         host, dev = state.cotangent
         if cotangent is host and dev is not None:
             return dev
-        cot = np.asarray(cotangent, dtype=np.float64)
+        cot = np.asarray(cotangent, dtype=state.dtype)
         if state.output_shape is not None and cot.shape != state.output_shape:
             raise ValueError(f"the cotangent has shape {cot.shape}; the function's output has shape "
                              f"{state.output_shape}.")
@@ -343,53 +389,82 @@ class _JaxBackend(Backend):
         jax = _import_jax()
         device = pick_device(jax, self.device)
         inputs = tuple(inputs)
-        device_inputs = tuple(self._upload_one(jax, device, problem, i, a)
-                              for i, a in enumerate(inputs))
+        dtype = compute_dtype(problem, inputs)
         info = {"device": describe_device(device), "platform": device.platform,
                 "device_kind": device.device_kind, "jax_version": jax.__version__,
                 "mode": "jit" if self.jit else ("eager, jit disabled" if self._disable_jit else "eager"),
-                "x64": True}
-        with jax.default_device(device):
+                "x64": bool(dtype == np.float64)}
+        with x64_scope(jax, dtype == np.float64), jax.default_device(device):
+            device_inputs = tuple(self._upload_one(jax, device, problem, i, a, dtype)
+                                  for i, a in enumerate(inputs))
             state = self._prepare_state(jax, device, problem, inputs, device_inputs, info)
+        state.dtype = dtype
         return Prepared(problem, state=state, info=info)
 
     def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
         raise NotImplementedError
 
     def _call(self, state: _State, fn, args):
-        jax = state.jax
+        """``fn(*args)`` computed to completion, in the prepared problem's scope."""
         try:
-            with jax.default_device(state.device):
+            with self._scope(state):
                 out = fn(*args)
         except TypeError as exc:
             _raise_explained(exc)
-        return jax.block_until_ready(out)
+        return _ready(out)
 
-    def vjp(self, prepared, inputs, cotangent=None):
+    def timed_vjp(self, prepared, inputs, cotangent=None):
         state, problem = prepared.state, prepared.problem
-        args = state.calls.call_args(self._device_inputs(state, problem, inputs))
-        if problem.vector_output:
-            if cotangent is None:
-                raise ValueError("this problem has a vector output: pass its cotangent.")
-            args = args + (self._device_cotangent(state, cotangent),)
-        elif cotangent is not None and np.size(cotangent) != 1:
+        with self._scope(state):
+            args = state.calls.call_args(self._device_inputs(state, problem, inputs))
+            if problem.vector_output:
+                if cotangent is None:
+                    raise ValueError("this problem has a vector output: pass its cotangent.")
+                args = args + (self._device_cotangent(state, cotangent),)
+        if not problem.vector_output and cotangent is not None and np.size(cotangent) != 1:
             raise ValueError(f"this problem has a scalar output; got a cotangent of shape "
                              f"{np.shape(cotangent)}.")
         self._check_args(state, args)
-        grads = self._call(state, state.gradient, args)
-        prepared.evaluations += 1
-        if cotangent is not None and not problem.vector_output:
-            scale = float(np.asarray(cotangent).reshape(()))
-            return tuple(np.asarray(g, dtype=np.float64) * scale for g in grads)
-        return as_float64_arrays(grads)
+        scale = (float(np.asarray(cotangent).reshape(()))
+                 if cotangent is not None and not problem.vector_output else None)
+        call = self._counted(prepared, state.gradient, args)
+
+        def finish(grads):
+            if scale is not None:
+                return tuple(np.asarray(g, dtype=np.float64) * scale for g in grads)
+            return as_float64_arrays(grads)
+
+        return call, finish
+
+    def vjp(self, prepared, inputs, cotangent=None):
+        call, finish = self.timed_vjp(prepared, inputs, cotangent)
+        return finish(call())
+
+    def timed_function(self, prepared, inputs):
+        state = prepared.state
+        with self._scope(state):
+            args = state.calls.call_args(self._device_inputs(state, prepared.problem, inputs))
+        self._check_args(state, args)
+        return self._counted(prepared, state.value, args), np.asarray
 
     def function(self, prepared, inputs):
+        call, finish = self.timed_function(prepared, inputs)
+        return finish(call())
+
+    def _counted(self, prepared, fn, args):
+        """The call a timing loop repeats: ``fn(*args)`` to completion, counted."""
+        state, run = prepared.state, self._call
+
+        def call():
+            out = run(state, fn, args)
+            prepared.evaluations += 1
+            return out
+
+        return call
+
+    def retained_bytes(self, prepared) -> dict:
         state = prepared.state
-        args = state.calls.call_args(self._device_inputs(state, prepared.problem, inputs))
-        self._check_args(state, args)
-        out = self._call(state, state.value, args)
-        prepared.evaluations += 1
-        return np.array(out, dtype=np.float64)
+        return {"device_inputs": int(sum(a.nbytes for a in state.device_inputs))}
 
     def hvp(self, prepared, inputs, v):
         state, problem = prepared.state, prepared.problem
@@ -400,9 +475,12 @@ class _JaxBackend(Backend):
         if len(v) != len(problem.wrt):
             raise ValueError(f"expected {len(problem.wrt)} tangent vectors (one per differentiated "
                              f"argument), got {len(v)}.")
-        args = state.calls.call_args(self._device_inputs(state, problem, inputs))
-        tangents = tuple(state.jax.device_put(np.asarray(t, dtype=np.float64), state.device) for t in v)
-        hv = self._call(state, self._hvp_callable(prepared, args + tangents), args + tangents)
+        with self._scope(state):
+            args = state.calls.call_args(self._device_inputs(state, problem, inputs))
+            tangents = tuple(state.jax.device_put(np.asarray(t, dtype=state.dtype), state.device)
+                             for t in v)
+            fn = self._hvp_callable(prepared, args + tangents)
+        hv = self._call(state, fn, args + tangents)
         prepared.evaluations += 1
         return as_float64_arrays(hv)
 
@@ -474,6 +552,21 @@ class JaxJitBackend(_JaxBackend):
                     f"call argument {i} has shape {tuple(a.shape)} and dtype {a.dtype}; the "
                     f"executable was compiled in prepare for shape {shape} and dtype {dtype}. "
                     "Call prepare again for new shapes.")
+
+    def _call(self, state, fn, args):
+        # a compiled executable needs neither the 64-bit scope nor the device scope: the
+        # bare call, as a user of jax.jit times it
+        try:
+            out = fn(*args)
+        except TypeError as exc:
+            _raise_explained(exc)
+        return _ready(out)
+
+    def retained_bytes(self, prepared) -> dict:
+        parts = super().retained_bytes(prepared)
+        parts["executables"] = sum(_executable_bytes(c) for c in (prepared.state.gradient,
+                                                                   prepared.state.value))
+        return parts
 
     def _hvp_callable(self, prepared, args):
         state = prepared.state

@@ -232,6 +232,17 @@ def lambdify(symbols, exprs, cse_result=None):
 _lambdify = lambdify    # the name diffcompare.studies.expression_swell imports
 
 
+def _source_bytes(fn) -> int:
+    """Bytes of a lambdified function's generated source (its bytecode if the source is gone)."""
+    import inspect
+    import marshal
+
+    try:
+        return len(inspect.getsource(fn).encode())
+    except (OSError, TypeError):
+        return len(marshal.dumps(fn.__code__))
+
+
 def _cse(exprs):
     import sympy
 
@@ -391,6 +402,11 @@ class SympyBackend(Backend):
                                    f"expression swell: the {what} has {size} {kind} "
                                    f"(limit {self.max_tree_ops}); too large to "
                                    f"{'differentiate' if tree else 'print and compile'} in reasonable time")
+
+    def retained_bytes(self, prepared) -> dict:
+        """The generated NumPy code kept for the function and the gradient (source bytes)."""
+        state = prepared.state
+        return {"generated_code": sum(_source_bytes(f) for f in (state.f_fn, state.g_fn))}
 
     # -- evaluate ---------------------------------------------------------------------------
     def _values(self, prepared, inputs):

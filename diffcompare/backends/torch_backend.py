@@ -1,11 +1,15 @@
-"""The PyTorch backend: the reference most users already trust, in float64 on the CPU.
+"""The PyTorch backend: the reference most users already trust, on the CPU.
 
 The problem runs as ``problem.fn(xp, *args)`` with ``xp`` the NumPy-named torch
-namespace (``diffcompare.backends.torch_namespace``), on float64 tensors.
+namespace (``diffcompare.backends.torch_namespace``), on tensors in the dtype of the
+differentiated inputs (float32 stays float32; anything else computes in float64).
 Gradients come from ``torch.autograd.grad`` (vector outputs: ``grad_outputs`` is
 the cotangent), Hessian-vector products from a double backward
 (``create_graph=True``).  The graph is recorded anew on every call, as in the
-engine, so there is nothing to compile.  Thread count is left to the caller
+engine, so there is nothing to compile and the prepared state keeps only tensors
+that share the inputs' memory (``retained_bytes`` is empty).  ``timed_vjp`` times
+the forward pass and ``torch.autograd.grad`` on tensors made in ``prepare``, as a
+bare loop of torch would; the copy back to NumPy comes after.  Thread count is left to the caller
 (``torch.set_num_threads``; the runner sets one); ``prepared.info`` records it.
 
 The module imports without torch; ``available()`` says how to install it.
@@ -19,12 +23,13 @@ True
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from typing import Any
 
 import numpy as np
 
-from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays
+from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "torch is not installed: pip install torch==2.13.0 (the CPU build)"
 
@@ -44,11 +49,13 @@ class _State:
     xp: Any
     host_inputs: tuple        # the arrays given to prepare (compared by identity)
     tensors: tuple            # their tensors (constants reused; leaves are made per call)
+    dtype: Any                # the NumPy dtype computed in
 
 
 class TorchBackend(Backend):
     name = "torch"
     family = "torch"
+    numpy_arrays = False
 
     def available(self) -> Support:
         try:
@@ -60,16 +67,17 @@ class TorchBackend(Backend):
     def prepare(self, problem, inputs) -> Prepared:
         torch, xp = _import_torch()
         inputs = tuple(inputs)
-        tensors = tuple(self._tensor(torch, problem, i, a) for i, a in enumerate(inputs))
+        dtype = compute_dtype(problem, inputs)
+        tensors = tuple(self._tensor(torch, problem, i, a, dtype) for i, a in enumerate(inputs))
         info = {"device": "cpu", "torch_version": torch.__version__,
                 "threads": torch.get_num_threads()}
-        return Prepared(problem, state=_State(torch, xp, inputs, tensors), info=info)
+        return Prepared(problem, state=_State(torch, xp, inputs, tensors, dtype), info=info)
 
     @staticmethod
-    def _tensor(torch, problem, i, a):
+    def _tensor(torch, problem, i, a, dtype):
         a = np.asarray(a)
-        if i in problem.wrt and a.dtype != np.float64:
-            a = a.astype(np.float64)
+        if i in problem.wrt and a.dtype != dtype:
+            a = a.astype(dtype)
         # share memory where NumPy allows writing (torch warns on read-only arrays)
         return torch.from_numpy(a if a.flags.writeable else a.copy())
 
@@ -78,7 +86,7 @@ class TorchBackend(Backend):
         if len(inputs) != len(state.host_inputs):
             raise ValueError(f"expected {len(state.host_inputs)} arguments (as given to prepare), "
                              f"got {len(inputs)}.")
-        args = [t if a is host else self._tensor(state.torch, problem, i, a)
+        args = [t if a is host else self._tensor(state.torch, problem, i, a, state.dtype)
                 for i, (a, host, t) in enumerate(zip(inputs, state.host_inputs, state.tensors))]
         leaves = []
         for i in problem.wrt:
@@ -97,35 +105,65 @@ class TorchBackend(Backend):
                              "needed; reduce it (e.g. xp.sum) or tag the problem 'vector-output'.")
         return out
 
-    def vjp(self, prepared, inputs, cotangent=None):
+    def timed_vjp(self, prepared, inputs, cotangent=None):
         state, problem = prepared.state, prepared.problem
         torch = state.torch
-        with torch.enable_grad():
-            args, leaves = self._args(state, problem, inputs, requires_grad=True)
-            out = self._output(state, problem, args)
+        args, _ = self._args(state, problem, inputs, requires_grad=False)
+        grad_out = None
+        if cotangent is not None:
+            grad_out = torch.from_numpy(np.array(cotangent, dtype=state.dtype))
+        wrt = problem.wrt
+        # grad mode is on unless a caller switched it off: enter enable_grad only then
+        grad_mode = contextlib.nullcontext if torch.is_grad_enabled() else torch.enable_grad
+
+        def call():
+            with grad_mode():
+                call_args = list(args)
+                leaves = []
+                for i in wrt:
+                    # a new leaf per call (detach shares the data), like a fresh requires_grad tensor
+                    call_args[i] = leaf = args[i].detach().requires_grad_(True)
+                    leaves.append(leaf)
+                out = self._output(state, problem, call_args)
+                prepared.evaluations += 1
+                # (a reshape or materialize_grads=True would each add ~10 µs per call)
+                if grad_out is None:
+                    if out.numel() != 1:
+                        raise ValueError(f"the output has shape {tuple(out.shape)}: pass a cotangent.")
+                    go = None
+                    if out.dim():
+                        out = out.reshape(())
+                else:
+                    go = grad_out if grad_out.dtype == out.dtype else grad_out.to(out.dtype)
+                    if go.shape != out.shape:
+                        go = go.reshape(out.shape)
+                if not out.requires_grad:      # the output depends on no differentiated argument
+                    return tuple(torch.zeros_like(leaf) for leaf in leaves)
+                grads = torch.autograd.grad(out, leaves, grad_outputs=go, allow_unused=True)
+            # an argument the function ignores has gradient zero
+            return tuple(torch.zeros_like(leaf) if g is None else g for g, leaf in zip(grads, leaves))
+
+        return call, _to_float64_arrays
+
+    def vjp(self, prepared, inputs, cotangent=None):
+        call, finish = self.timed_vjp(prepared, inputs, cotangent)
+        return finish(call())
+
+    def timed_function(self, prepared, inputs):
+        state, problem = prepared.state, prepared.problem
+        args, _ = self._args(state, problem, inputs, requires_grad=False)
+
+        def call():
+            with state.torch.no_grad():
+                out = self._output(state, problem, args)
             prepared.evaluations += 1
-            if cotangent is None:
-                if out.numel() != 1:
-                    raise ValueError(f"the output has shape {tuple(out.shape)}: pass a cotangent.")
-                grad_out = None
-                out = out.reshape(())
-            else:
-                grad_out = torch.as_tensor(np.asarray(cotangent, dtype=np.float64)).to(out.dtype)
-                if tuple(grad_out.shape) != tuple(out.shape):
-                    grad_out = grad_out.reshape(out.shape)
-            if not out.requires_grad:      # the output depends on no differentiated argument
-                return tuple(np.zeros(np.shape(inputs[i]), dtype=np.float64) for i in problem.wrt)
-            grads = torch.autograd.grad(out, leaves, grad_outputs=grad_out,
-                                        allow_unused=True, materialize_grads=True)
-        return as_float64_arrays(g.numpy() for g in grads)
+            return out
+
+        return call, _to_numpy
 
     def function(self, prepared, inputs):
-        state, problem = prepared.state, prepared.problem
-        with state.torch.no_grad():
-            args, _ = self._args(state, problem, inputs, requires_grad=False)
-            out = self._output(state, problem, args)
-            prepared.evaluations += 1
-        return np.array(out.numpy(), dtype=np.float64)
+        call, finish = self.timed_function(prepared, inputs)
+        return finish(call())
 
     def hvp(self, prepared, inputs, v):
         state, problem = prepared.state, prepared.problem
@@ -146,10 +184,18 @@ class TorchBackend(Backend):
                 return zeros
             grads = torch.autograd.grad(out, leaves, create_graph=True, allow_unused=True,
                                         materialize_grads=True)
-            used = [(g, torch.as_tensor(np.asarray(vi, dtype=np.float64)))
+            used = [(g, torch.as_tensor(np.asarray(vi, dtype=state.dtype)))
                     for g, vi in zip(grads, v) if g.requires_grad]
             if not used:                   # a linear function: the Hessian is zero
                 return zeros
             hv = torch.autograd.grad([g for g, _ in used], leaves, grad_outputs=[vi for _, vi in used],
                                      allow_unused=True, materialize_grads=True)
         return as_float64_arrays(h.detach().numpy() for h in hv)
+
+
+def _to_numpy(tensor):
+    return tensor.detach().numpy()
+
+
+def _to_float64_arrays(grads):
+    return as_float64_arrays(g.detach().numpy() for g in grads)

@@ -2,11 +2,21 @@
 
 ``measure_cell`` yields a row per phase as soon as it is measured:
 
-- ``prepare``: one call (derivation, code generation, tracing, compiling);
+- ``prepare``: one call (derivation, code generation, tracing, compiling), and
+  what the prepared state keeps (``prepared_bytes``; its parts in ``extra``);
 - ``function``: the plain function, timed, so gradient/function ratios are known;
 - ``gradient``: one gradient (a VJP for vector outputs), timed, its peak memory
   with the source named, function evaluations per gradient, and its error
   against the high-precision reference.
+
+Function and gradient rows record ``compute_dtype``, the dtype of the function's
+value as the method computed it (a float32 cell of a method that upcasts says
+float64).  Timing repeats the backend's ``timed_vjp``/``timed_function`` call, the
+library's own work on inputs converted beforehand, so the adapter's conversions
+to and from NumPy are not charged to the method.  Memory is measured in a call of
+its own (``measure.memory``), never inside the timed samples; for NumPy-based
+methods tracemalloc's peak is kept beside it as a cross-check
+(``extra["peak_bytes_tracemalloc"]``).
 
 A backend that cannot run gives one ``cell`` row with status ``unavailable``
 or ``unsupported`` and the reason.  Exceptions propagate: the runner's worker
@@ -62,27 +72,46 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
         yield row("cell", status="unsupported", message=exc.reason)
         return
     info = dict(prepared.info)
+    retained = backend.retained_bytes(prepared)
     yield row("prepare", status="ok", time_median_s=seconds, time_min_s=seconds,
               time_samples=[seconds], loops=1, device=info.get("device"),
               expr_ops=info.get("ops_gradient"), expr_ops_cse=info.get("ops_gradient_cse"),
-              extra=_jsonable(info))
+              prepared_bytes=int(sum(retained.values())),
+              extra=_jsonable({**info, "prepared_parts": retained}))
 
-    backends.checked_function(backend, prepared, inputs)
-    t = time_call(lambda: backend.function(prepared, inputs), **timing_opts)
-    yield row("function", status="ok", **_timing_fields(t))
+    value = backends.checked_function(backend, prepared, inputs)
+    computed_in = value.dtype.name
+    call, _ = backend.timed_function(prepared, inputs)
+    t = time_call(call, **timing_opts)
+    yield row("function", status="ok", **_timing_fields(t), compute_dtype=computed_in)
 
     before = prepared.evaluations
-    grads = backends.checked_vjp(backend, prepared, inputs, cotangent)
+    device = _gpu_device(prepared)
+    if device is None:
+        grads = backends.checked_vjp(backend, prepared, inputs, cotangent)
+    else:     # a GPU's peak is a high-water mark that cannot be reset: read it on the first call
+        first = []
+        gpu_peak = memory.peak_gpu_bytes(
+            lambda: first.append(backends.checked_vjp(backend, prepared, inputs, cotangent)), device)
+        grads = first[0]
     evaluations = prepared.evaluations - before
     reference = accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
     errors = accuracy.errors(grads, reference.values)
-    peak, source = _peak_memory(backend, prepared, inputs, cotangent)
-    t = time_call(lambda: backend.vjp(prepared, inputs, cotangent), **timing_opts)
+    call, _ = backend.timed_vjp(prepared, inputs, cotangent)
+    if device is None:
+        peak, source, cross_check = _peak_memory(backend, call)
+    elif gpu_peak is None:
+        peak, source, cross_check = None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
+                                           "or an earlier peak in this process hides this one"), {}
+    else:
+        peak, source, cross_check = gpu_peak, memory.GPU_MEMORY_STATS, {}
+    t = time_call(call, **timing_opts)
+    extra = {**(_after_gradient_info(prepared) or {}), **cross_check}
     yield row("gradient", status="ok", **_timing_fields(t), evaluations=evaluations,
-              peak_bytes=peak, memory_source=source,
+              peak_bytes=peak, memory_source=source, compute_dtype=computed_in,
               saved_graph_bytes=_saved_graph_bytes(backend, prepared, inputs),
               error_rel=errors["rel"], error_rho=errors["rho"], reference=reference.label,
-              device=info.get("device"), extra=_jsonable(_after_gradient_info(prepared)))
+              device=info.get("device"), extra=_jsonable(extra))
 
 
 def prepare_group(problem_name, size, seed, dtype="float64", options=None, backend_names=()):
@@ -104,22 +133,21 @@ def _timing_fields(t):
                 time_samples=list(t.samples), loops=t.loops)
 
 
-def _peak_memory(backend, prepared, inputs, cotangent):
-    """Peak bytes of one gradient and where the number comes from."""
-    if backend.family == "jax":
-        info = prepared.info
-        stats = info.get("device_memory_stats")
-        if stats and stats.get("peak_bytes_in_use") is not None:
-            return int(stats["peak_bytes_in_use"]), memory.GPU_MEMORY_STATS
-        analysis = info.get("memory_analysis")
-        if analysis:
-            total = sum(int(analysis.get(k) or 0) for k in
-                        ("temp_size_in_bytes", "output_size_in_bytes", "argument_size_in_bytes"))
-            return total, memory.JAX_MEMORY_ANALYSIS
-        return None, memory.NOT_MEASURED
-    if backend.family == "torch":
-        return None, memory.NOT_MEASURED   # torch's CPU allocator is invisible to tracemalloc
-    return memory.peak_traced_bytes(lambda: backend.vjp(prepared, inputs, cotangent)), memory.TRACEMALLOC
+def _gpu_device(prepared):
+    """The GPU a prepared problem runs on (JAX's device), or None on the CPU, where the
+    host's allocator hooks see everything."""
+    device = getattr(prepared.state, "device", None)
+    return device if getattr(device, "platform", "cpu") != "cpu" else None
+
+
+def _peak_memory(backend, call):
+    """Peak bytes of one gradient on the CPU, where the number comes from, and
+    tracemalloc's peak beside it for NumPy-based methods (a cross-check)."""
+    peak, source = memory.peak_bytes(call, numpy_arrays=backend.numpy_arrays)
+    cross_check = {}
+    if backend.numpy_arrays and source != memory.TRACEMALLOC:
+        cross_check["peak_bytes_tracemalloc"] = memory.peak_traced_bytes(call)
+    return peak, source, cross_check
 
 
 def _saved_graph_bytes(backend, prepared, inputs):

@@ -97,7 +97,12 @@ COLUMNS = (
     Column("time_samples", "list", "Raw per-call seconds of every sample (each the mean of `loops` calls)."),
     Column("loops", "int", "Calls per timing sample (calibrated so a sample is long enough)."),
     Column("peak_bytes", "int", "Peak memory of one call, in bytes (source in `memory_source`)."),
-    Column("memory_source", "str", "How peak_bytes was measured, e.g. 'tracemalloc', 'xla-memory-analysis'."),
+    Column("memory_source", "str", "How peak_bytes was measured: 'memray-native', 'tracemalloc', 'gpu-memory-stats' "
+                                   "or 'not-measured: <why>'."),
+    Column("prepared_bytes", "int", "Bytes the prepared state keeps between calls (compiled "
+                                    "executables, generated code, device copies; parts in `extra`)."),
+    Column("compute_dtype", "str", "Dtype the method computed in (of the function's value as it "
+                                   "computed it): float64 in a float32 cell means it upcast."),
     Column("saved_graph_bytes", "int", "Bytes of tensors the engine's graph saved for backward."),
     Column("expr_ops", "int", "Symbolic expression size (operation count) before CSE."),
     Column("expr_ops_cse", "int", "Symbolic expression size (operation count) after CSE."),

@@ -193,10 +193,11 @@ def _torch_relu_grad(x):
 
 
 def _jax_relu_grad(x):
-    from ..backends.jax_backend import _import_jax
+    from ..backends.jax_backend import _import_jax, x64_scope
 
     jax = _import_jax()
-    return np.asarray(jax.grad(lambda v: jax.nn.relu(v).sum())(jax.numpy.asarray(x)), dtype=np.float64)
+    with x64_scope(jax, True):
+        return np.asarray(jax.grad(lambda v: jax.nn.relu(v).sum())(jax.numpy.asarray(x)), dtype=np.float64)
 
 
 # --- checks ------------------------------------------------------------------------------

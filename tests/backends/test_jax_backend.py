@@ -158,10 +158,43 @@ def test_jit_records_memory_and_cost_analysis():
         assert info["gradient_flops"] > 0
 
 
-def test_float64_is_on():
+@pytest.mark.parametrize("name", JAX_BACKENDS)
+@pytest.mark.parametrize("global_x64", [False, True])
+def test_dtype_follows_the_inputs_and_leaves_the_global_x64_setting_alone(name, global_x64, engine):
+    """float64 inputs compute in float64 and float32 inputs in float32, whatever the
+    process's own 64-bit setting, which the backend never changes."""
+    previous = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", global_x64)
+    try:
+        b = backends.get(name)
+        x64, _ = case(ROSENBROCK)
+        x32 = tuple(a.astype(np.float32) for a in x64)
+        p64, p32 = b.prepare(ROSENBROCK, x64), b.prepare(ROSENBROCK, x32)
+        assert b.function(p64, x64).dtype == np.float64
+        assert b.function(p32, x32).dtype == np.float32
+        call, _ = b.timed_vjp(p32, x32)
+        assert all(g.dtype == np.float32 for g in call())     # JAX's own arrays, before finish
+        assert (p64.info["x64"], p32.info["x64"]) == (True, False)
+        g64, = b.vjp(p64, x64)
+        g32, = b.vjp(p32, x32)
+        want, = backends.compute_gradient(engine, ROSENBROCK, x64)
+        np.testing.assert_allclose(g64, want, rtol=1e-12)
+        # float32 rounding shows (so it did not compute in float64), within float32's accuracy
+        assert 0 < np.max(np.abs(g32 - want) / np.abs(want)) < 1e-5
+        assert jax.config.read("jax_enable_x64") == global_x64
+        assert jax.numpy.ones(2).dtype == (np.float64 if global_x64 else np.float32)
+    finally:
+        jax.config.update("jax_enable_x64", previous)
+
+
+def test_jit_retained_bytes_name_the_executables_and_device_inputs():
     b = backends.get("jax-jit")
-    b.prepare(ROSENBROCK, case(ROSENBROCK)[0])
-    assert jax.numpy.ones(2).dtype == np.float64
+    inputs, _ = case(ROSENBROCK)
+    parts = b.retained_bytes(b.prepare(ROSENBROCK, inputs))
+    assert parts["device_inputs"] == inputs[0].nbytes
+    assert 1_000 < parts["executables"] < 10_000_000     # two small compiled programs
+    eager = backends.get("jax-eager")
+    assert set(eager.retained_bytes(eager.prepare(ROSENBROCK, inputs))) == {"device_inputs"}
 
 
 @pytest.mark.parametrize("name", JAX_BACKENDS)

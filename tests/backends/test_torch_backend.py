@@ -213,3 +213,32 @@ def test_namespace_keeps_the_graph(xp):
 def test_unknown_name_says_what_is_offered(xp):
     with pytest.raises(AttributeError, match="array_api"):
         xp.fft
+
+
+@pytest.mark.parametrize("problem", [ROSENBROCK, VECTOR], ids=lambda p: p.name)
+def test_float32_inputs_compute_in_float32(problem, engine):
+    """No silent upcast: torch's own gradient and value are float32, and differ from the
+    float64 result by float32 rounding, not more and not less."""
+    inputs, cot = case(problem)
+    x32 = tuple(a.astype(np.float32) if i in problem.wrt else a for i, a in enumerate(inputs))
+    b = backends.get("torch")
+    prepared = b.prepare(problem, x32)
+    call, finish = b.timed_vjp(prepared, x32, cot)
+    native = call()
+    assert all(g.dtype == torch.float32 for g in native)
+    assert b.function(prepared, x32).dtype == np.float32
+    got, want = finish(native), backends.compute_gradient(engine, problem, inputs, cot)
+    err = max(float(np.max(np.abs(g - w) / (1 + np.abs(w)))) for g, w in zip(got, want))
+    assert 0 < err < 1e-5
+
+
+def test_timed_call_matches_vjp_and_retains_nothing(engine):
+    inputs, _ = case(ROSENBROCK)
+    b = backends.get("torch")
+    prepared = b.prepare(ROSENBROCK, inputs)
+    call, finish = b.timed_vjp(prepared, inputs)
+    before = prepared.evaluations
+    g1, = finish(call())
+    assert prepared.evaluations == before + 1
+    np.testing.assert_array_equal(g1, b.vjp(prepared, inputs)[0])
+    assert b.retained_bytes(prepared) == {}
