@@ -109,7 +109,9 @@ class JaxJacfwdBackend(Backend):
                 args[i] = v
             return problem.fn(jnp, *args)
 
-        state = {"jax": jax, "gradient": jax.jit(gradient), "value": jax.jit(value)}
+        # computes in the differentiated inputs' dtype, in JAX's thread-local 64-bit scope
+        x64 = all(np.asarray(inputs[i]).dtype != np.float32 for i in wrt)
+        state = {"jax": jax, "gradient": jax.jit(gradient), "value": jax.jit(value), "x64": x64}
         prepared = Prepared(problem, state=state)
         # compile now: preparation is timed apart from the gradient
         self._call(prepared, inputs, None, warm=True)
@@ -117,17 +119,24 @@ class JaxJacfwdBackend(Backend):
 
     def _split(self, prepared, inputs):
         jnp = prepared.state["jax"].numpy
-        wrt = tuple(jnp.asarray(np.asarray(inputs[i], dtype=np.float64)) for i in prepared.problem.wrt)
+        dtype = np.float64 if prepared.state["x64"] else np.float32
+        wrt = tuple(jnp.asarray(np.asarray(inputs[i], dtype=dtype)) for i in prepared.problem.wrt)
         others = tuple(jnp.asarray(a) for a in inputs)
         return wrt, others
 
     def _call(self, prepared, inputs, cotangent, warm=False):
+        from .jax_backend import x64_scope
+
+        with x64_scope(prepared.state["jax"], prepared.state["x64"]):
+            return self._call_in_scope(prepared, inputs, cotangent, warm)
+
+    def _call_in_scope(self, prepared, inputs, cotangent, warm):
         jnp = prepared.state["jax"].numpy
         wrt, others = self._split(prepared, inputs)
         if prepared.problem.vector_output:
             if cotangent is None:       # compile with the output's shape, ones as weights
                 cotangent = np.ones(np.shape(prepared.state["value"](wrt, others)))
-            weights = jnp.asarray(np.asarray(cotangent, dtype=np.float64))
+            weights = jnp.asarray(np.asarray(cotangent, dtype=wrt[0].dtype))
         else:
             weights = jnp.asarray(1.0)
         grads = prepared.state["gradient"](wrt, others, weights)
@@ -140,6 +149,9 @@ class JaxJacfwdBackend(Backend):
         return as_float64_arrays(self._call(prepared, inputs, cotangent))
 
     def function(self, prepared, inputs):
-        wrt, others = self._split(prepared, inputs)
-        out = prepared.state["value"](wrt, others)
-        return np.asarray(prepared.state["jax"].block_until_ready(out))
+        from .jax_backend import x64_scope
+
+        with x64_scope(prepared.state["jax"], prepared.state["x64"]):
+            wrt, others = self._split(prepared, inputs)
+            out = prepared.state["value"](wrt, others)
+            return np.asarray(prepared.state["jax"].block_until_ready(out))
