@@ -166,9 +166,10 @@ class Record:
         self.graphs.append(Graph(caption, root, dict(names)))
 
     def text(self, label: str) -> str:
-        """The recorded text of ``label`` (KeyError if the example did not record it)."""
+        """The recorded text of ``label``, or of the label that is ``label`` and a note in
+        parentheses (KeyError if the example did not record it)."""
         for line in self.lines:
-            if line.label == label:
+            if line.label == label or line.label.startswith(label + " ("):
                 return line.text
         raise KeyError(f"{label!r} was not recorded; recorded: {[x.label for x in self.lines]}")
 
