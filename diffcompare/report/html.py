@@ -13,7 +13,11 @@ from .fmt import esc
 
 
 class Markup(str):
-    """HTML that is already safe (built from escaped parts)."""
+    """HTML that is already safe (built from escaped parts); Jinja2 and markupsafe
+    insert it as is (``__html__``)."""
+
+    def __html__(self):
+        return self
 
 
 def render(value) -> Markup:
