@@ -46,7 +46,10 @@ def test_offline_page(page):
     assert not re.search(r"\bsrc\s*=", page.replace("src=x", ""))
     assert "<link" not in page and "@import" not in page and "url(http" not in page
     hrefs = re.findall(r'href="([^"]*)"', page)
-    assert hrefs and all(h.startswith("#") for h in hrefs), [h for h in hrefs if not h.startswith("#")]
+    # links are anchors in the page, or downloads of a figure's SVG or CSV held in the page
+    odd = [h for h in hrefs if not h.startswith(("#", "data:image/svg+xml;", "data:text/csv;"))]
+    assert hrefs and odd == [], odd
+    assert all('download="' in a for a in re.findall(r'<a [^>]*href="data:[^>]*>', page))
 
 
 def test_sections_and_plots(page):
