@@ -59,7 +59,7 @@ def _chips(results_dir, d) -> list:
     cells = d.cells
     n_ok = int((cells["status"] == "ok").sum()) if len(cells) else 0
     return [f"results: {Path(results_dir).name}", f"run {d.run_id or '—'}",
-            f"{len(d.problems)} problems × {len(d.backends)} methods", f"{n_ok} of {len(cells)} cells ok",
+            f"{len(d.problems)} problem{'' if len(d.problems) == 1 else 's'} × {len(d.backends)} methods", f"{n_ok} of {len(cells)} cells ok",
             f"{env.get('cpu_count', '?')} CPU cores" + (f", GPU {env['gpu']}" if env.get("gpu") else ", no GPU")]
 
 

@@ -496,3 +496,45 @@ def test_render_svg_moves_crowded_labels_next_to_arrowheads():
                       if r.get('class') != 'background'})
     assert len(label_ys) == 6
     assert all(rect_ys[1] - 12 < y < rect_ys[1] for y in label_ys)   # just above targets
+
+
+# --------------------------------------------------------------------------- torch's graph, the graph command
+
+def test_torch_graph_drawn_by_the_same_drawer():
+    torch = pytest.importorskip('torch')
+    a = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True)
+    b, c, d = a.unbind()
+    e = b * c * d
+    dot = viz_graph.to_dot(e, names={a: 'a', b: 'b', c: 'c', d: 'd'})
+    assert '"n2" [label="UnbindBackward0"' in dot and '"leaf3" [label="a\\n[1, 2, 3]"' in dot
+    assert '"s1_0" [label="self = b\\n1"' in dot and '"s1_1" [label="other = c\\n2"' in dot
+    assert '"n2" -> "n1" [label="1"]' in dot and '"n2" -> "n0" [label="2"]' in dot   # output indices
+    svg = viz_graph.to_svg(e)
+    assert 'class="legend"' in svg and 'torch::' not in svg
+
+
+def test_graph_command_draws_a_users_function(tmp_path, capsys):
+    from diffcompare.cli import main
+
+    model = tmp_path / 'model.py'
+    model.write_text('inputs = {"x": [1.0, 2.0], "w": [2.0]}\nrequires_grad = ["w"]\n'
+                     'def f(x, w):\n    return (x * w).mean()\n')
+    assert main(['graph', str(model), '-o', str(tmp_path / 'out')]) == 0
+    svg = (tmp_path / 'out' / 'f-engine.svg').read_text()
+    assert 'self = x' in svg and 'MulBackward0' in svg and 'class="legend"' in svg
+    assert 'MeanBackward0' in capsys.readouterr().out
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return
+    assert 'self = x' in (tmp_path / 'out' / 'f-torch.svg').read_text()
+
+
+def test_graph_command_bad_file_is_one_line_error(tmp_path, capsys):
+    from diffcompare.cli import main
+
+    bad = tmp_path / 'bad.py'
+    bad.write_text('def f(x):\n    return x\n')
+    assert main(['graph', str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count('\n') == 0 and 'inputs' in err

@@ -828,3 +828,14 @@ def test_seed_module_flags_a_difference():
     if row.torch is None:
         pytest.skip("torch not installed")
     assert row.same is False and "MmBackward0" in row.torch and "MatmulBackward0" in row.engine
+
+
+def test_demo_writes_both_libraries_graphs_and_a_styled_page(tmp_path):
+    from diffcompare import demo
+
+    lines = []
+    index = demo.run(tmp_path, echo=lines.append)
+    page = index.read_text()
+    assert "<style>" in page and "seed-001" in page and "lin → relu → lin → MSE" in page
+    assert (tmp_path / "001-linear-layer-0-engine.svg").exists()
+    assert any("i.grad (kept by i.retain_grad()): 18" in line for line in lines)
