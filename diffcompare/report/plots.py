@@ -493,7 +493,7 @@ def float_dtype_bars(table, key: str = "float32-vs-float64"):
     with style():
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(6.0, 2.8), layout="constrained")
+        fig = Figure(figsize=(max(6.0, 1.7 * len(methods) + 1.5), 3.0), layout="constrained")
         ax = fig.add_subplot()
         x = np.arange(len(methods))
         width = 0.8 / max(len(dtypes), 1)
@@ -506,7 +506,7 @@ def float_dtype_bars(table, key: str = "float32-vs-float64"):
             ax.bar(x + (i - (len(dtypes) - 1) / 2) * width, vals, width=width * 0.95,
                    color=colors.get(d, "#777777"), label=d)
         ax.set_xticks(x)
-        ax.set_xticklabels(methods)
+        ax.set_xticklabels(methods, rotation=15, ha="right", rotation_mode="anchor")
         ax.set_yscale("log")
         ax.set_ylabel("smallest relative error\nover all steps h")
         ax.minorticks_off()
