@@ -14,6 +14,8 @@ from . import Section
 
 _FORMAT = {"s": fmt_seconds, "ρ": lambda v: f"ρ {fmt_error(v)}", "bytes": fmt_bytes}
 
+SHOWN = 3          # tied winners named in a cell; the rest as "= N more" (all in its tooltip)
+
 EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
             ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
             ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation"),
@@ -36,8 +38,8 @@ def build(data, winners=None) -> Section:
     lead = ("What this run found, per problem and size: the fastest method among the exact ones (AD and "
             "symbolic; finite differences approximate), the most accurate method of all, and the one "
             "whose gradient needed the least memory. Methods joined by “=” are tied: their difference "
-            "is within the measurement's noise.")
-    body = render("answers.html.j2", rows=rows, criteria=CRITERIA, lead=lead,
+            "is within the measurement's noise (hover “more” for the whole list).")
+    body = render("answers.html.j2", rows=rows, criteria=CRITERIA, lead=lead, shown=SHOWN,
                   show_dtype=len({r["dtype"] for r in rows}) > 1,
                   tie_note="Ties: times whose interquartile ranges overlap or within 5 %; errors within a "
                            "factor 2 or both at rounding level; memory within 5 % or 4 KiB. Time is the "
