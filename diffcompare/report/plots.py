@@ -345,7 +345,10 @@ def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
     rows = rows[rows["prepare_s"].notna() & rows["gradient_s"].notna()]
     if rows.empty:
         return None
-    lo, hi = call_range(rows["prepare_s"].astype(float).values, rows["gradient_s"].astype(float).values)
+    names = list(rows["backend"])
+    base = names.index("engine") if "engine" in names else None     # the breakeven study's baseline
+    lo, hi = call_range(rows["prepare_s"].astype(float).values, rows["gradient_s"].astype(float).values,
+                        base)
     n = np.logspace(math.log10(lo), math.log10(hi), 200)
     with style():
         fig, (ax,) = _figure(1, panel_w=6.4, panel_h=3.6)
@@ -366,9 +369,10 @@ def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
         return figure_svg(fig, key, rows[["backend", "family", "prepare_s", "gradient_s"]])
 
 
-def call_range(prepare, per_call) -> tuple[float, float]:
+def call_range(prepare, per_call, base: int | None = None) -> tuple[float, float]:
     """The range of call counts N that shows where the lines prepare + N × per-call cross:
-    a decade either side of the crossings (1 to 1000 calls when none cross).
+    a decade either side of the crossings (1 to 1000 calls when none cross); with ``base``,
+    only the crossings with line ``base`` (the baseline every method is weighed against).
 
     >>> call_range([1.0, 0.0], [1e-6, 1e-3])      # they cross at N = 1 / (1e-3 - 1e-6) ≈ 1001
     (100.0, 100000.0)
@@ -376,6 +380,8 @@ def call_range(prepare, per_call) -> tuple[float, float]:
     crossings = []
     for i in range(len(prepare)):
         for j in range(i + 1, len(prepare)):
+            if base is not None and base not in (i, j):
+                continue
             dg = per_call[j] - per_call[i]
             if dg != 0:
                 n = (prepare[i] - prepare[j]) / dg
