@@ -25,13 +25,11 @@ def _print_example(example, records, echo):
 
 
 def _write_graphs(example, records, out_dir) -> list:
-    from .viz.graph import to_dot, to_svg
-
     written = []
     for lib_name, rec in records.items():
         for k, g in enumerate(rec.graphs):
             stem = out_dir / f"{example.key}-{k}-{lib_name}"
-            for ext, text in (("dot", to_dot(g.root, names=g.names)), ("svg", to_svg(g.root, names=g.names))):
+            for ext, text in (("dot", g.dot), ("svg", g.svg)):
                 path = stem.with_suffix(f".{ext}")
                 path.write_text(text, encoding="utf-8")
                 written.append(path)

@@ -107,9 +107,15 @@ class Line:
 
 @dataclasses.dataclass
 class Graph:
+    """A graph as it was when recorded (a later backward frees saved tensors): its
+    drawing and DOT text are taken then; ``root`` and ``names`` stay for inspection."""
+
     caption: str
     root: object
     names: dict                   # tensor -> label
+    svg: str = ""
+    dot: str = ""
+    facts: str = ""              # nodes and saved tensors, counted when recorded
 
 
 class Record:
@@ -163,7 +169,11 @@ class Record:
         self.lines.append(Line(label, "(no error)", "error"))
 
     def graph(self, caption: str, root, names: dict):
-        self.graphs.append(Graph(caption, root, dict(names)))
+        """Draw ``root``'s graph now, before a backward frees what it saved."""
+        from .viz.graph import counts_text, to_dot, to_svg
+
+        self.graphs.append(Graph(caption, root, dict(names), to_svg(root, names=names),
+                                 to_dot(root, names=names), counts_text(root, self.lib.view)))
 
     def text(self, label: str) -> str:
         """The recorded text of ``label``, or of the label that is ``label`` and a note in

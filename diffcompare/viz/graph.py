@@ -169,6 +169,18 @@ def walk(t, view=None) -> list:
     return order
 
 
+def counts_text(t, view=None) -> str:
+    """``'3 nodes (1 AccumulateGrad), 1 saved tensor(s), 16 bytes saved'`` for ``t``'s graph
+    (engine or torch; every saved tensor counted, shared memory not merged)."""
+    view = view or view_for(t)
+    order = walk(t, view)
+    saved = [item for n in order for item in view.saved(n)]
+    nbytes = sum(np.asarray(a).nbytes for _, a, _, _ in saved)
+    leaves = sum(1 for n in order if view.name(n) == 'AccumulateGrad')
+    return (f'{len(order)} nodes ({leaves} AccumulateGrad), {len(saved)} saved tensor(s), '
+            f'{nbytes:,} bytes saved')
+
+
 # --------------------------------------------------------------------------- drawing model
 
 

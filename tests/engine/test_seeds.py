@@ -839,3 +839,10 @@ def test_demo_writes_both_libraries_graphs_and_a_styled_page(tmp_path):
     assert "<style>" in page and "seed-001" in page and "lin → relu → lin → MSE" in page
     assert (tmp_path / "001-linear-layer-0-engine.svg").exists()
     assert any("i.grad (kept by i.retain_grad()): 18" in line for line in lines)
+
+
+def test_seed_module_draws_graphs_before_backward_frees_them():
+    rec = S.run(S.get("003-unbind"), S.engine())      # e.backward() runs after the graph is recorded
+    g = rec.graphs[0]
+    assert "(released)" not in g.svg and "self = b" in g.svg and "other = c" in g.svg
+    assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 32 bytes saved"

@@ -28,15 +28,9 @@ def num(x) -> str:
 
 
 def graph_facts(root, view) -> str:
-    from ...viz.graph import walk
+    from ...viz.graph import counts_text
 
-    order = walk(root, view)
-    names = [view.name(n) for n in order]
-    saved = [item for n in order for item in view.saved(n)]
-    nbytes = sum(np.asarray(a).nbytes for _, a, _, _ in saved)
-    leaves = names.count("AccumulateGrad")
-    return (f"{len(order)} nodes ({leaves} AccumulateGrad), {len(saved)} saved tensor(s), "
-            f"{nbytes:,} bytes saved")
+    return counts_text(root, view)
 
 
 def graph_block(root, names, caption) -> Markup:
@@ -52,8 +46,6 @@ def graph_block(root, names, caption) -> Markup:
 
 def example_data(example, records) -> dict:
     """One example's rows (engine | torch | verdict) and graphs, ready for the template."""
-    from ...viz.graph import to_svg
-
     rows = S.side_by_side(example, records)
     graphs = []
     for k, g in enumerate(records["engine"].graphs):
@@ -61,8 +53,8 @@ def example_data(example, records) -> dict:
         for lib_name, rec in records.items():
             if k < len(rec.graphs):
                 gg = rec.graphs[k]
-                sides.append({"library": rec.lib.version, "svg": Markup(to_svg(gg.root, names=gg.names)),
-                              "facts": graph_facts(gg.root, rec.lib.view)})
+                sides.append({"library": rec.lib.version, "svg": Markup(gg.svg),
+                              "facts": gg.facts})
         wide = any(_svg_width(side["svg"]) > 540 for side in sides)
         graphs.append({"caption": g.caption, "sides": sides, "wide": wide})
     code_text = example.code
@@ -153,14 +145,15 @@ def build(data=None) -> Section:
                 examples.append({"key": ex.key, "title": ex.title, "error": recs})
             else:
                 examples.append(example_data(ex, recs))
-        questions.append({"seed": seed, "question": QUESTIONS[seed], "answer": ans[seed],
+        questions.append({"seed": seed, "label": f"seed {seed}", "question": QUESTIONS[seed], "answer": ans[seed],
                           "examples": examples, "extra": None})
     try:
         sym = symbolic_or_numerical()
     except Exception as exc:            # a broken example must not sink the whole report
         sym = join(p("This example failed while the report was built:", class_="warn"),
                    pre(f"{type(exc).__name__}: {exc}", class_="message"))
-    questions.append({"seed": "sym", "question": QUESTIONS["sym"], "examples": [], "extra": sym,
+    questions.append({"seed": "sym", "label": "seeds 002 and 003", "question": QUESTIONS["sym"],
+                      "examples": [], "extra": sym,
                       "answer": "Neither: it applies each operation's exact derivative rule to numbers."})
     tl = torch_lib()
     body = render("seeds.html.j2", questions=questions, torch_version=tl.version if tl else None,
