@@ -1,6 +1,7 @@
 """The report of a synthetic results folder: escaped names, every status shown, offline."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -83,3 +84,18 @@ def test_cli_report(synthetic_results, tmp_path, capsys):
     assert out.exists() and "report written to" in capsys.readouterr().out
     assert main(["report", str(tmp_path / "nowhere")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_every_figure_carries_its_svg_and_data_as_downloads(page):
+    from urllib.parse import unquote
+
+    figures = re.findall(r'<figure class="plot-figure" data-key="([^"]+)">(<svg.*?</svg>)\s*<figcaption>'
+                         r'.*?</figcaption><div class="downloads">(.*?)</div></figure>', page, re.S)
+    assert figures and len(figures) == page.count('<svg class="plot"')
+    for key, svg, links in figures:
+        hrefs = dict(re.findall(r'download="([^"]+)" href="([^"]+)"', links))
+        assert set(hrefs) == {f"{key}.svg", f"{key}.csv"}, key
+        # the download is the figure itself, and a CSV with a header and rows
+        assert unquote(html.unescape(hrefs[f"{key}.svg"]).split(",", 1)[1]).strip() == svg.strip()
+        csv = unquote(html.unescape(hrefs[f"{key}.csv"]).split(",", 1)[1]).splitlines()
+        assert len(csv) >= 2 and "," in csv[0], key
