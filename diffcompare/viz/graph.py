@@ -308,7 +308,7 @@ def to_dot(t, show_saved: bool = True, names: Mapping | None = None) -> str:
     lines = ['digraph autograd {',
              f'  node [shape=box, style=filled, fontname={_dot_str(FONT_FAMILY)}, '
              'fontsize=12, height=0.2];',
-             f'  edge [fontname={_dot_str(FONT_FAMILY)}, fontsize=11, fontcolor="#000080"];']
+             f'  edge [fontname={_dot_str(FONT_FAMILY)}, fontsize=12, fontcolor="#000080"];']
     for b in boxes:
         lines.append(f'  {_dot_str(b.key)} [label={_dot_str(chr(10).join(b.lines))}, '
                      f'fillcolor={_dot_str(b.fill)}]')

@@ -409,7 +409,7 @@ def _svg_edge(e: Edge, pts, label_at_end: bool = False) -> list:
     if e.label:
         (x, y), dx, dy = (pts[-1], 5, -6) if label_at_end else (pts[0], 4, 13)
         x, y = x + dx, y + dy
-        out.append(f'<text class="edge-label" x="{_f(x)}" y="{_f(y)}" font-size="11" '
+        out.append(f'<text class="edge-label" x="{_f(x)}" y="{_f(y)}" font-size="12" '
                    f'fill="#000080">{html.escape(e.label)}</text>')
     return out
 

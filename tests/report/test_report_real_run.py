@@ -64,7 +64,9 @@ PAGE_FACTS = """JSON.stringify({
                   csv_link: !!(fig && fig.querySelector('a[download$=".csv"][href^="data:text/csv"]'))};
       }),
       graphs: [...s.querySelectorAll('.graph svg')].map(g => ({
-          w: g.getBoundingClientRect().width, legend: !!g.querySelector('g.legend')})),
+          w: g.getBoundingClientRect().width, legend: !!g.querySelector('g.legend'),
+          min_font: Math.min(...[...g.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize)
+                                 * g.getBoundingClientRect().width / g.viewBox.baseVal.width))})),
   })),
   overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
   wide: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > innerWidth + 1
@@ -129,7 +131,7 @@ def test_report_in_chromium(smoke_report, synthetic_results, tmp_path, capsys):
         assert sum(len(s["plots"]) for s in facts["sections"]) >= 9
         seeds = next(s for s in facts["sections"] if s["id"] == "seeds")
         assert len(seeds["graphs"]) >= 12 and min(g["w"] for g in seeds["graphs"]) > 50
-        assert all(g["legend"] for g in seeds["graphs"])
+        assert all(g["legend"] and g["min_font"] >= 11 for g in seeds["graphs"]), seeds["graphs"]
         paths = _screenshots(page, shots, "smoke")
         full = page.screenshot(shots / "smoke-full.png", full_page=True)
 
