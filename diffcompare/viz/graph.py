@@ -70,14 +70,17 @@ class EngineView:
     def saved(self, node) -> list:
         """``[(name, array, source tensor or None, is_output)]``."""
         items = getattr(node, 'saved', None) or {}
-        return [(k, st.data, getattr(st, 'tensor', None), bool(getattr(st, 'is_output', False)))
+        # a saved output keeps no Tensor (that would be a cycle): the SavedTensor stands in,
+        # matched to its variable by the array they share
+        return [(k, st.data, st if getattr(st, 'tensor', None) is None else st.tensor,
+                 bool(getattr(st, 'is_output', False)))
                 for k, st in items.items() if getattr(st, 'data', None) is not None]
 
     def array(self, t):
         return np.asarray(t.data)
 
     def same(self, a, b) -> bool:
-        return a is b or (np.asarray(a.data) is np.asarray(b.data))
+        return a is b or getattr(a, 'data', None) is getattr(b, 'data', False)
 
 
 class TorchView:
