@@ -207,7 +207,7 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
         ax.set_ylim(floor / 3 if any_zero else floor, max(top * 10, 1e-6))
         if any_zero:
             ax.axhline(floor, color="#999999", linewidth=0.8, linestyle=":")
-            ax.text(len(problems) - 0.5, floor, " exactly 0", va="center", ha="left", fontsize=8,
+            ax.text(len(problems) - 0.5, floor, " exactly 0", va="center", ha="left", fontsize=11,
                     color="#555555", clip_on=False)
         ax.set_xticks(range(len(problems)))
         ax.set_xticklabels(problems, rotation=30, ha="right", rotation_mode="anchor")
@@ -270,7 +270,7 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
             ax.set_ylim(floor / 3, 10)
             if zeros:
                 ax.axhline(floor, color="#999999", linewidth=0.8, linestyle=":")
-                ax.text(1e-20, floor, "exactly 0", va="bottom", ha="right", fontsize=7.5, color="#555555")
+                ax.text(1e-20, floor, "exactly 0", va="bottom", ha="right", fontsize=11, color="#555555")
             ax.set_title(f"{dtype}")
             ax.set_xlabel("step h (smaller →)")
             ax.set_ylabel("relative error")
