@@ -1,4 +1,4 @@
-"""Command line: ``diffcompare run | report | list | export | demo``  (``python -m diffcompare`` works too).
+"""Command line: ``diffcompare run | report | list | export | demo | graph``  (``python -m diffcompare`` works too).
 
 - ``diffcompare run --suite quick`` runs a suite's grid (and its studies) into a
   results folder, resuming by default (``--fresh`` starts over); ``--executor dask
@@ -10,7 +10,8 @@
 - ``diffcompare report results/quick -o reports/quick.html`` writes the results folder's
   report: one HTML file that opens from disk with nothing fetched;
 - ``diffcompare list [problems|backends|suites|capabilities]`` shows what exists;
-- ``diffcompare demo`` prints the engine's graphs and gradients for the seed examples.
+- ``diffcompare demo`` prints the engine's graphs and gradients for the seed examples;
+- ``diffcompare graph model.py`` draws the graph of a function in a file (engine and torch).
 
 Bad arguments (unknown problem, backend or suite; an unwritable output folder;
 a corrupt results file) give a one-line error and exit status 2, never a traceback.
@@ -217,6 +218,16 @@ def _demo(args) -> int:
     return 0
 
 
+def _graph(args) -> int:
+    from .viz.from_file import GraphFileError, draw_file
+
+    try:
+        draw_file(args.file, args.out, args.function)
+    except GraphFileError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="diffcompare",
@@ -268,6 +279,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", help="the engine's graphs and gradients for the seed examples")
     p.add_argument("--out", default="reports/engine-demo", help="folder for the DOT/SVG drawings")
     p.set_defaults(func=_demo)
+
+    p = sub.add_parser("graph", help="draw the autograd graph of a function in FILE (engine and torch) to SVG")
+    p.add_argument("file", help="a Python file defining the function and an `inputs` dict")
+    p.add_argument("--function", help="which function (default: the one taking exactly the inputs)")
+    p.add_argument("-o", "--out", default="reports/graphs", help="folder for the SVG and DOT files")
+    p.set_defaults(func=_graph)
     return parser
 
 

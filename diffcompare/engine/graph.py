@@ -6,13 +6,8 @@ Answers "can I see the graph, or at least its size?" without any system binary:
   bytes their saved tensors hold, :func:`summary_text` prints that for a
   terminal and :func:`to_records` gives rows for ``pandas.DataFrame``;
 - :func:`to_dot` writes Graphviz DOT text (render it with :func:`render_with_graphviz`
-  if ``dot`` is installed), :func:`to_svg` draws an SVG in pure Python.
-
-The drawings follow torchviz: arrows go in the forward direction (leaves on top,
-the output at the bottom); the output tensor is green, backward nodes grey,
-``AccumulateGrad`` nodes light blue under their leaf tensor, saved tensors orange
-and attached with dashed lines. An edge leaving a node with several outputs
-(``unbind``) is labelled with the output index it comes from.
+  if ``dot`` is installed), :func:`to_svg` draws an SVG in pure Python; both are
+  :mod:`diffcompare.viz.graph`'s, which draws PyTorch's graphs the same way.
 
 >>> from diffcompare.engine import Tensor
 >>> w = Tensor([2.], requires_grad=True)
@@ -24,16 +19,11 @@ and attached with dashed lines. An edge leaving a node with several outputs
 """
 from __future__ import annotations
 
-import re
-import shutil
-import subprocess
 from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping
 
 import numpy as np
-
-from diffcompare.engine.graph_layout import FONT_FAMILY, Box, Edge, render_svg
 
 __all__ = ['nodes', 'SavedRow', 'GraphSummary', 'summarize', 'summary_text',
            'to_records', 'to_dot', 'to_svg', 'render_with_graphviz']
@@ -303,145 +293,24 @@ def to_records(t) -> list[dict]:
     return records
 
 
-# --------------------------------------------------------------------------- drawing model
-
-COLORS = {'output': '#caff70', 'op': '#d3d3d3', 'accumulate': '#add8e6',
-          'leaf': '#eef6ff', 'saved': '#ffa500'}
-
-
-def _tensor_lines(t, label) -> list:
-    return ([label[id(t)]] if id(t) in label else []) + [_shape(t.shape)]
-
-
-def _box(key, kind, lines, tooltip) -> Box:
-    return Box(key, lines, COLORS[kind], kind, tooltip)
-
-
-def _node_boxes(i, node, show_saved: bool, label) -> tuple[list, list]:
-    """Node ``i``'s box, plus its leaf tensor's or saved tensors' boxes and their edges."""
-    released = ['(released)'] if getattr(node, 'released', False) else []
-    kind = 'accumulate' if _is_accumulate(node) else 'op'
-    boxes = [_box(f'n{i}', kind, [node.name()] + released, node.name())]
-    edges = []
-    if kind == 'accumulate':
-        var = node.variable
-        lines = _tensor_lines(var, label)
-        boxes.append(_box(f'leaf{i}', 'leaf', lines,
-                          f"leaf {' '.join(lines)} {np.dtype(var.dtype)}"))
-        edges.append(Edge(f'leaf{i}', f'n{i}', style='line'))
-    for k, (name, st) in enumerate(_saved(node).items() if show_saved else ()):
-        title = name + (' (output)' if getattr(st, 'is_output', False) else '')
-        shape = _shape(st.shape)
-        boxes.append(_box(f's{i}_{k}', 'saved', [title, f'{shape}, {st.nbytes} bytes'],
-                          f'{node.name()} saved {title}: {shape} {np.dtype(st.dtype)}, '
-                          f'{st.nbytes} bytes'))
-        edges.append(Edge(f's{i}_{k}', f'n{i}', style='dashed'))
-    return boxes, edges
-
-
-def _drawing(t, show_saved: bool, names) -> tuple[list, list]:
-    """The boxes and edges shared by :func:`to_dot` and :func:`to_svg`.
-
-    Keys are 'out', 'n<i>' (node i of :func:`nodes`), 'leaf<i>' and 's<i>_<k>'
-    (saved tensor k of node i): deterministic, never an ``id()``.
-    """
-    label = _name_lookup(names)
-    order = nodes(t)
-    out_kind = 'output' if order or not getattr(t, 'requires_grad', False) else 'leaf'
-    lines = _tensor_lines(t, label)
-    boxes = [_box('out', out_kind, lines, f"output {' '.join(lines)} {np.dtype(t.dtype)}")]
-    edges = []
-    if order:
-        many = getattr(order[0], 'num_outputs', 1) > 1
-        edges.append(Edge('n0', 'out', str(t.output_nr) if many else ''))
-    for i, n in enumerate(order):
-        more_boxes, more_edges = _node_boxes(i, n, show_saved, label)
-        boxes += more_boxes
-        edges += more_edges
-    for parent, child, nr in _edges(order):
-        many = getattr(order[child], 'num_outputs', 1) > 1
-        edges.append(Edge(f'n{child}', f'n{parent}', str(nr) if many else ''))
-    return boxes, edges
-
-
-# --------------------------------------------------------------------------- DOT
-
-
-def _dot_str(s: str) -> str:
-    """A double-quoted DOT string; newlines become centred line breaks."""
-    return '"' + s.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n') + '"'
-
-
-_DOT_EDGE_STYLE = {'arrow': [], 'line': ['dir=none'], 'dashed': ['dir=none', 'style=dashed']}
+# --------------------------------------------------------------------------- drawing
+# The drawing code lives in :mod:`diffcompare.viz.graph` (it draws PyTorch's graphs too);
+# these names stay here so ``from diffcompare.engine import graph; graph.to_svg(L)`` works.
 
 
 def to_dot(t, show_saved: bool = True, names: Mapping | None = None) -> str:
-    r"""Graphviz DOT text for ``t``'s graph (see the module docstring for the styles).
-
-    ``names`` maps a tensor (or its ``id``) to a label shown on its box.
-
-    >>> from diffcompare.engine import Tensor
-    >>> w = Tensor([2.], requires_grad=True)
-    >>> dot = to_dot((Tensor([1., 2.]) * w).mean(), names={w: 'w'})
-    >>> '"n1" [label="MulBackward0", fillcolor="#d3d3d3"]' in dot
-    True
-    >>> '"leaf2" [label="w\\n(1,)", fillcolor="#eef6ff"]' in dot
-    True
-    """
-    boxes, edges = _drawing(t, show_saved, names)
-    lines = ['digraph autograd {',
-             f'  node [shape=box, style=filled, fontname={_dot_str(FONT_FAMILY)}, '
-             'fontsize=12, height=0.2];',
-             f'  edge [fontname={_dot_str(FONT_FAMILY)}, fontsize=11, fontcolor="#000080"];']
-    for b in boxes:
-        lines.append(f'  {_dot_str(b.key)} [label={_dot_str(chr(10).join(b.lines))}, '
-                     f'fillcolor={_dot_str(b.fill)}]')
-    for e in edges:
-        attrs = [f'label={_dot_str(e.label)}'] if e.label else []
-        attrs += _DOT_EDGE_STYLE[e.style]
-        tail = f' [{", ".join(attrs)}]' if attrs else ''
-        lines.append(f'  {_dot_str(e.src)} -> {_dot_str(e.dst)}{tail}')
-    lines.append('}')
-    return '\n'.join(lines) + '\n'
-
-
-def render_with_graphviz(dot: str, fmt: str = 'svg') -> bytes:
-    """Render DOT text with the Graphviz ``dot`` program, if it is installed.
-
-    Raises ``RuntimeError`` when ``dot`` is not on ``PATH`` (install Graphviz,
-    e.g. ``apt-get install graphviz``, or use :func:`to_svg`, which needs nothing).
-    """
-    exe = shutil.which('dot')
-    if exe is None:
-        raise RuntimeError('the Graphviz "dot" program was not found on PATH: install '
-                           'Graphviz (e.g. apt-get install graphviz) or use to_svg(), '
-                           'which draws the graph without it')
-    if not re.fullmatch(r'[A-Za-z0-9_:]+', fmt):
-        raise ValueError(f'not a Graphviz output format: {fmt!r}')
-    proc = subprocess.run([exe, f'-T{fmt}'], input=dot.encode(), capture_output=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f'dot failed: {proc.stderr.decode(errors="replace").strip()}')
-    return proc.stdout
-
-
-# --------------------------------------------------------------------------- SVG
+    """Graphviz DOT text of ``t``'s graph: see :func:`diffcompare.viz.graph.to_dot`."""
+    from ..viz.graph import to_dot as _to_dot
+    return _to_dot(t, show_saved, names)
 
 
 def to_svg(t, show_saved: bool = True, names: Mapping | None = None) -> str:
-    """A self-contained SVG drawing of ``t``'s graph, laid out in pure Python.
+    """An SVG drawing of ``t``'s graph: see :func:`diffcompare.viz.graph.to_svg`."""
+    from ..viz.graph import to_svg as _to_svg
+    return _to_svg(t, show_saved, names)
 
-    No Graphviz needed. Each box is a ``<g class="node node-KIND">`` (KIND is
-    output, op, accumulate, leaf or saved) with a ``<title>`` tooltip. The same
-    graph always gives the same string. ``names`` maps a tensor (or its ``id``)
-    to a label, e.g. ``{w: 'w'}``.
 
-    >>> from diffcompare.engine import Tensor
-    >>> w = Tensor([2.], requires_grad=True)
-    >>> svg = to_svg((Tensor([1., 2.]) * w).mean(), names={w: 'w'})
-    >>> svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"'), svg.count('<g class="node')
-    (True, 6)
-
-    Save it with ``open('graph.svg', 'w').write(svg)``; in Jupyter,
-    ``IPython.display.SVG(svg)`` shows it.
-    """
-    return render_svg(*_drawing(t, show_saved, names))
+def render_with_graphviz(dot: str, fmt: str = 'svg') -> bytes:
+    """Render DOT text with Graphviz: see :func:`diffcompare.viz.graph.render_with_graphviz`."""
+    from ..viz.graph import render_with_graphviz as _render
+    return _render(dot, fmt)

@@ -11,11 +11,13 @@ from pathlib import Path
 
 from . import data as _data
 from .html import code, join
-from .sections import Section, accuracy, environment, memory, overview, seeds, speed
+from .sections import Section, accuracy, answers, environment, memory, overview, seeds, speed
 
-#: The sections, in page order: (id, builder).
-SECTIONS = (("overview", overview.build), ("accuracy", accuracy.build), ("speed", speed.build),
-            ("memory", memory.build), ("seeds", seeds.build), ("environment", environment.build))
+#: The sections, in page order: (id, builder). Answers first, then the seed questions, then
+#: the evidence (what ran, accuracy, speed, memory), then the machine.
+SECTIONS = (("answers", answers.build), ("seeds", seeds.build), ("overview", overview.build),
+            ("accuracy", accuracy.build), ("speed", speed.build), ("memory", memory.build),
+            ("environment", environment.build))
 
 
 def build_sections(report_data, include_seeds: bool = True) -> list:
@@ -41,13 +43,24 @@ def render(results_dir, seeds: bool = True) -> str:
 
     d = _data.load(results_dir)
     title = f"diffcompare report — {d.suite_name}" if d.suite_name else "diffcompare report"
-    subtitle = join("Results folder ", code(Path(results_dir).name), "; run ", code(d.run_id or "—"),
-                    ". Engine, SymPy, finite differences, JAX and torch on the same problems: "
-                    "accuracy, speed and memory.")
+    subtitle = join("Which way of computing derivatives to use, and how autograd works: the engine, "
+                    "SymPy, finite differences, JAX and torch on the same problems — accuracy, speed "
+                    "and memory.")
+    chips = _chips(results_dir, d)
     footer = join("Written by ", code("diffcompare report"), " from ", code("results.jsonl"), ", ",
-                  code("run.json"), " and ", code("studies/"), "; the seed section ran the engine live. "
+                  code("run.json"), " and ", code("studies/"), "; the seed section ran the engine and torch live. "
                   "Self-contained: no scripts, fonts or images are fetched.")
-    return page(title, subtitle, build_sections(d, include_seeds=seeds), footer)
+    return page(title, subtitle, build_sections(d, include_seeds=seeds), footer, chips)
+
+
+def _chips(results_dir, d) -> list:
+    """The facts under the title: folder, run, how much ran, where."""
+    env = d.environment
+    cells = d.cells
+    n_ok = int((cells["status"] == "ok").sum()) if len(cells) else 0
+    return [f"results: {Path(results_dir).name}", f"run {d.run_id or '—'}",
+            f"{len(d.problems)} problem{'' if len(d.problems) == 1 else 's'} × {len(d.backends)} methods", f"{n_ok} of {len(cells)} cells ok",
+            f"{env.get('cpu_count', '?')} CPU cores" + (f", GPU {env['gpu']}" if env.get("gpu") else ", no GPU")]
 
 
 def build_report(results_dir, out_path, seeds: bool = True) -> Path:

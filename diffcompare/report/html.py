@@ -13,7 +13,11 @@ from .fmt import esc
 
 
 class Markup(str):
-    """HTML that is already safe (built from escaped parts)."""
+    """HTML that is already safe (built from escaped parts); Jinja2 and markupsafe
+    insert it as is (``__html__``)."""
+
+    def __html__(self):
+        return self
 
 
 def render(value) -> Markup:
@@ -98,12 +102,33 @@ def table(headers, rows, caption=None, cls=None, num_cols=None, row_classes=None
 
 
 def figure(svg: str | None, caption, empty: str = "nothing to plot") -> Markup:
-    """An inline SVG plot with its caption, or a visible note when there is no plot."""
+    """An inline SVG plot with its caption and offline download links (the SVG, and the
+    CSV of the data behind it when the plot kept it), or a visible note when there is no
+    plot."""
     if svg is None:
         return tag("div", tag("strong", "No plot: "), empty, class_="noplot")
     if type(svg).__name__ == "Failed":             # plots.Failed: drawing raised
         return tag("div", tag("strong", "The plot could not be drawn: "), str(svg), class_="noplot warn")
-    return Markup(f'<figure class="plot-figure">{svg}<figcaption>{render(caption)}</figcaption></figure>')
+    key = getattr(svg, "key", "") or "figure"
+    links = [download(f"{key}.svg", svg, "image/svg+xml", "SVG")]
+    if getattr(svg, "csv", None):
+        links.append(download(f"{key}.csv", svg.csv, "text/csv", "data (CSV)"))
+    return Markup(f'<figure class="plot-figure" data-key="{esc(key)}">{svg}'
+                  f'<figcaption>{render(caption)}</figcaption>'
+                  f'<div class="downloads">Download: {" ".join(links)}</div></figure>')
+
+
+def download(filename: str, text: str, mime: str, label: str) -> Markup:
+    """A link that saves ``text`` as ``filename``, the file inside the page (a data: URI,
+    percent-encoded, spaces kept: smaller than base64), so it works offline.
+
+    >>> str(download("a.csv", "x,y\\n1,2\\n", "text/csv", "CSV"))
+    '<a class="download" download="a.csv" href="data:text/csv;charset=utf-8,x,y%0A1,2%0A">CSV</a>'
+    """
+    from urllib.parse import quote
+
+    uri = f"data:{mime};charset=utf-8," + quote(text, safe=" ',;:/.-_()!*+@$[]{}|^~")
+    return tag("a", label, class_="download", download=filename, href=uri)
 
 
 def scroll(content) -> Markup:

@@ -13,23 +13,8 @@ import math
 import numpy as np
 
 from .data import backend_order, finite, problem_order
+from ..backends.styles import style_of
 from .svg import figure_svg, style
-
-_STYLES = {
-    "engine": ("#1f77b4", "o"),
-    "manual": ("#333333", "P"),
-    "sympy": ("#2ca02c", "^"),
-    "sympy-cse": ("#0b5d1e", "v"),
-    "fd-forward": ("#d62728", "x"),
-    "fd-central": ("#ff7f0e", "x"),
-    "fd-complex-step": ("#9467bd", "D"),
-    "fd-richardson": ("#8c564b", "*"),
-    "jax-jit": ("#e377c2", "s"),
-    "jax-eager": ("#bcbd22", "s"),
-    "torch": ("#17becf", "h"),
-}
-_EXTRA_COLORS = ("#393b79", "#ad494a", "#637939", "#7b4173", "#a55194", "#8ca252", "#bd9e39")
-_EXTRA_MARKERS = ("p", "<", ">", "d", "8", "H", "1")
 
 class Failed(str):
     """What a plot function returns when drawing raised: the error, to show instead."""
@@ -56,26 +41,19 @@ CHEAP_GRADIENT_BAND = (4.0, 5.0)
 
 
 def backend_style(backend: str, family: str | None = None) -> dict:
-    """Colour, marker and line style of ``backend`` (stable for unknown names too)."""
-    if backend in _STYLES:
-        color, marker = _STYLES[backend]
-    else:
-        h = sum(ord(c) * (i + 1) for i, c in enumerate(str(backend)))
-        color, marker = _EXTRA_COLORS[h % len(_EXTRA_COLORS)], _EXTRA_MARKERS[h % len(_EXTRA_MARKERS)]
-    dashed = (family == "finite-difference") or str(backend).startswith("fd-")
-    return {"color": color, "marker": marker, "linestyle": "--" if dashed else "-"}
+    """Colour, marker and line style of ``backend``, from the one table
+    :data:`diffcompare.backends.styles.STYLES` (stable for unknown names too)."""
+    return style_of(backend, family).as_kwargs()
 
 
-def _figure(n_panels: int, panel_w: float = 3.3, panel_h: float = 2.5, ncols_max: int = 3,
-            legend_rows: int = 1):
+def _figure(n_panels: int, panel_w: float = 3.3, panel_h: float = 2.5, ncols_max: int = 3):
     from matplotlib.figure import Figure
 
     ncols = max(1, min(ncols_max, n_panels))
     if n_panels == 1:
-        panel_w = max(panel_w, 4.6)
+        panel_w = max(panel_w, 6.0)
     nrows = max(1, math.ceil(n_panels / ncols))
-    fig = Figure(figsize=(panel_w * ncols, panel_h * nrows + 0.3 + 0.22 * legend_rows),
-                 layout="constrained")
+    fig = Figure(figsize=(panel_w * ncols, panel_h * nrows + 0.3), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
     for ax in axes[n_panels:]:
         ax.set_visible(False)
@@ -83,19 +61,18 @@ def _figure(n_panels: int, panel_w: float = 3.3, panel_h: float = 2.5, ncols_max
 
 
 def _legend(fig, handles: dict, ncol: int | None = None):
-    """One legend under the panels, as many columns as fit the figure's width."""
+    """One legend under the panels, as many columns as fit the figure's width; the figure
+    grows by the legend's height, so the panels keep theirs."""
     if not handles:
         return
     labels = list(handles)
-    entry_in = max(len(label) for label in labels) * 0.075 + 0.55     # text + handle, inches
+    entry_in = max(len(label) for label in labels) * 0.085 + 0.65     # text + handle, inches
     fits = max(1, int(fig.get_figwidth() / entry_in))
     ncol = min(ncol or 6, fits, len(labels))
+    rows = math.ceil(len(labels) / ncol)
+    fig.set_figheight(fig.get_figheight() + 0.24 * rows + 0.1)
     fig.legend([handles[k] for k in labels], labels, loc="outside lower center", ncol=ncol,
                frameon=False, handlelength=2.2, columnspacing=1.2)
-
-
-def _legend_rows(n: int, ncol: int = 4) -> int:
-    return max(1, math.ceil(n / ncol))
 
 
 def _size_axis(ax, sizes, label):
@@ -196,7 +173,7 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
         from matplotlib.figure import Figure
 
         width = max(7.0, 0.55 * len(problems) + 2.5)
-        fig = Figure(figsize=(width, 4.2 + 0.22 * _legend_rows(len(backends))), layout="constrained")
+        fig = Figure(figsize=(width, 4.2), layout="constrained")
         ax = fig.add_subplot()
         handles = {}
         nb = len(backends)
@@ -230,7 +207,7 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
         ax.set_ylim(floor / 3 if any_zero else floor, max(top * 10, 1e-6))
         if any_zero:
             ax.axhline(floor, color="#999999", linewidth=0.8, linestyle=":")
-            ax.text(len(problems) - 0.5, floor, " exactly 0", va="center", ha="left", fontsize=8,
+            ax.text(len(problems) - 0.5, floor, " exactly 0", va="center", ha="left", fontsize=11,
                     color="#555555", clip_on=False)
         ax.set_xticks(range(len(problems)))
         ax.set_xticklabels(problems, rotation=30, ha="right", rotation_mode="anchor")
@@ -241,7 +218,7 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
         ax.set_ylabel("largest ρ = |x−y| / max(1, |x|+|y|)" if column == "error_rho"
                       else "largest relative error")
         _legend(fig, handles)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, worst.rename(column).reset_index())
 
 
 @_safe
@@ -253,8 +230,7 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
     dtypes += sorted(set(frame["dtype"]) - set(dtypes))
     methods = backend_order(frame["method"])
     with style():
-        fig, axes = _figure(len(dtypes), panel_w=4.6, panel_h=3.3, ncols_max=2,
-                            legend_rows=_legend_rows(len(methods) + 1, 5))
+        fig, axes = _figure(len(dtypes), panel_w=4.6, panel_h=3.3, ncols_max=2)
         handles = {}
         all_err = finite(frame["rel_error"])
         pos = [e for e in all_err if e > 0]
@@ -263,7 +239,10 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
         for ax, dtype in zip(axes, dtypes):
             sub = frame[frame["dtype"] == dtype]
             zeros = False
-            for m in methods:
+            # methods whose curves coincide (the complex step and central differences share
+            # their O(h²) branch) stay visible: the complex step is drawn first, wide and
+            # pale, the others thin on top of it
+            for m in sorted(methods, key=lambda m: m != "fd-complex-step"):
                 rows = sub[sub["method"] == m].sort_values("h")
                 if rows.empty:
                     continue
@@ -272,8 +251,11 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
                 st = backend_style(m, "finite-difference")
                 shown = np.where(e > 0, e, floor)
                 zeros = zeros or bool((e == 0).any())
-                (line,) = ax.plot(h, shown, color=st["color"], marker=st["marker"], markersize=3.5,
-                                  linestyle="-", label=m)
+                under = m == "fd-complex-step"
+                (line,) = ax.plot(h, shown, color=st["color"], marker=st["marker"],
+                                  markersize=6 if under else 4, linestyle="-",
+                                  linewidth=4.0 if under else 1.4, alpha=0.45 if under else 1.0,
+                                  zorder=2 if under else 3, label=m)
                 handles.setdefault(m, line)
                 best = rows[["model_best_h", "model_best_error"]].dropna() if "model_best_h" in rows else []
                 if len(best):
@@ -288,7 +270,7 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
             ax.set_ylim(floor / 3, 10)
             if zeros:
                 ax.axhline(floor, color="#999999", linewidth=0.8, linestyle=":")
-                ax.text(1e-20, floor, "exactly 0", va="bottom", ha="right", fontsize=7.5, color="#555555")
+                ax.text(1e-20, floor, "exactly 0", va="bottom", ha="right", fontsize=11, color="#555555")
             ax.set_title(f"{dtype}")
             ax.set_xlabel("step h (smaller →)")
             ax.set_ylabel("relative error")
@@ -299,7 +281,9 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
                 [], [], marker="o", markersize=8, markerfacecolor="none", markeredgecolor="#555555",
                 linestyle="none", markeredgewidth=1.5)
         _legend(fig, handles, ncol=min(len(handles), 5))
-        return figure_svg(fig, key)
+        cols = [c for c in ("dtype", "method", "h", "rel_error", "model_best_h", "model_best_error")
+                if c in frame]
+        return figure_svg(fig, key, frame[cols])
 
 
 # --------------------------------------------------------------------------- speed
@@ -312,7 +296,7 @@ def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
         return None
     backends = backend_order(ok[ok["problem"].isin(problems)]["backend"])
     with style():
-        fig, axes = _figure(len(problems), panel_h=2.7, legend_rows=_legend_rows(len(backends)))
+        fig, axes = _figure(len(problems), panel_h=2.7)
         handles = {}
         for ax, p in zip(axes, problems):
             sub = ok[ok["problem"] == p]
@@ -322,7 +306,7 @@ def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
             ax.set_title(p)
             ax.set_ylabel(ylabel)
         _legend(fig, handles)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, _columns(ok[ok["problem"].isin(problems)], column))
 
 
 @_safe
@@ -333,7 +317,7 @@ def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = Non
         return None
     backends = backend_order(ok[ok["problem"].isin(problems)]["backend"])
     with style():
-        fig, axes = _figure(len(problems), panel_h=2.7, legend_rows=_legend_rows(len(backends) + 1))
+        fig, axes = _figure(len(problems), panel_h=2.7)
         handles = {}
         lo, hi = CHEAP_GRADIENT_BAND
         band = None
@@ -350,7 +334,7 @@ def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = Non
         if band is not None:
             handles[f"cheap gradient principle: {lo:g}–{hi:g}×"] = band
         _legend(fig, handles)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, _columns(ok[ok["problem"].isin(problems)], "ratio"))
 
 
 @_safe
@@ -361,24 +345,53 @@ def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
     rows = rows[rows["prepare_s"].notna() & rows["gradient_s"].notna()]
     if rows.empty:
         return None
-    n = np.logspace(0, 7, 200)
+    names = list(rows["backend"])
+    base = names.index("engine") if "engine" in names else None     # the breakeven study's baseline
+    lo, hi = call_range(rows["prepare_s"].astype(float).values, rows["gradient_s"].astype(float).values,
+                        base)
+    n = np.logspace(math.log10(lo), math.log10(hi), 200)
     with style():
-        fig, (ax,) = _figure(1, panel_w=6.4, panel_h=3.6,
-                             legend_rows=_legend_rows(len(rows)))
+        fig, (ax,) = _figure(1, panel_w=6.4, panel_h=3.6)
         handles = {}
         for _, r in rows.iterrows():
             b = r["backend"]
             st = backend_style(b, r["family"])
             (line,) = ax.plot(n, r["prepare_s"] + n * r["gradient_s"], color=st["color"],
-                              linestyle=st["linestyle"])
+                              linestyle=st["linestyle"], marker=st["marker"], markevery=[0, -1])
             handles.setdefault(b, line)
+        ax.set_xlim(lo, hi)
         log_axis(ax, "plain", axis="x")
         log_axis(ax, "seconds")
         ax.set_xlabel("number of gradient calls N")
         ax.set_ylabel("prepare + N × per-call time")
         ax.set_title(title)
         _legend(fig, handles)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, rows[["backend", "family", "prepare_s", "gradient_s"]])
+
+
+def call_range(prepare, per_call, base: int | None = None) -> tuple[float, float]:
+    """The range of call counts N that shows where the lines prepare + N × per-call cross:
+    a decade either side of the crossings (1 to 1000 calls when none cross); with ``base``,
+    only the crossings with line ``base`` (the baseline every method is weighed against).
+
+    >>> call_range([1.0, 0.0], [1e-6, 1e-3])      # they cross at N = 1 / (1e-3 - 1e-6) ≈ 1001
+    (100.0, 100000.0)
+    """
+    crossings = []
+    for i in range(len(prepare)):
+        for j in range(i + 1, len(prepare)):
+            if base is not None and base not in (i, j):
+                continue
+            dg = per_call[j] - per_call[i]
+            if dg != 0:
+                n = (prepare[i] - prepare[j]) / dg
+                if n > 0 and math.isfinite(n):
+                    crossings.append(n)
+    if not crossings:
+        return 1.0, 1000.0
+    lo = 10.0 ** math.floor(math.log10(min(crossings)) - 1)
+    hi = 10.0 ** math.ceil(math.log10(max(crossings)) + 1)
+    return max(lo, 1.0), max(hi, 100.0)
 
 
 @_safe
@@ -408,7 +421,7 @@ def prepare_vs_evaluate(rows, title: str, key: str = "prepare-vs-evaluate"):
         ax.set_title(title)
         ax.grid(axis="y", visible=False)
         fig.legend(loc="outside lower center", ncol=2, frameon=False)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, rows[["backend", "prepare_s", "gradient_s"]])
 
 
 # --------------------------------------------------------------------------- memory
@@ -424,7 +437,7 @@ def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | N
 
     cmap = colormaps["tab10"]
     with style():
-        fig, (ax,) = _figure(1, panel_w=6.0, panel_h=3.2, legend_rows=_legend_rows(len(problems), 4))
+        fig, (ax,) = _figure(1, panel_w=6.0, panel_h=3.2)
         handles = {}
         sizes = []
         for i, p in enumerate(problems):
@@ -440,7 +453,7 @@ def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | N
         log_axis(ax, "bytes")
         ax.set_ylabel("saved for backward")
         _legend(fig, handles, ncol=4)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, sub[sub["problem"].isin(problems)][["problem", "size", "saved_graph_bytes"]])
 
 
 @_safe
@@ -450,15 +463,17 @@ def expression_swell(frame, key: str = "expression-swell"):
         return None
     rows = frame[frame["kind"] == "size"] if "kind" in frame else frame
     rows = rows.sort_values("k")
-    series = [("ops_gradient", "SymPy derivative, no CSE (operations)", "#2ca02c", "-", "^"),
-              ("ops_gradient_cse", "SymPy derivative with CSE (operations)", "#0b5d1e", "-", "v"),
-              ("dag_nodes_gradient", "SymPy derivative, distinct subexpressions", "#2ca02c", ":", "^"),
-              ("engine_nodes", "engine graph (nodes)", "#1f77b4", "-", "o")]
+    sympy, cse, engine = style_of("sympy"), style_of("sympy-cse"), style_of("engine")
+    series = [("ops_gradient", "SymPy derivative, no CSE (operations)", sympy.colour, "-", sympy.marker),
+              ("ops_gradient_cse", "SymPy derivative with CSE (operations)", cse.colour, "-", cse.marker),
+              ("dag_nodes_gradient", "SymPy derivative, distinct subexpressions", sympy.colour, ":",
+               sympy.marker),
+              ("engine_nodes", "engine graph (nodes)", engine.colour, "-", engine.marker)]
     series = [s for s in series if s[0] in rows and rows[s[0]].notna().any()]
     if not series:
         return None
     with style():
-        fig, (ax,) = _figure(1, panel_w=6.0, panel_h=3.4, legend_rows=2)
+        fig, (ax,) = _figure(1, panel_w=6.0, panel_h=3.4)
         handles = {}
         for col, label, color, ls, marker in series:
             r = rows[rows[col].notna() & (rows[col] > 0)]
@@ -471,7 +486,7 @@ def expression_swell(frame, key: str = "expression-swell"):
         ax.set_xlabel("k (steps of the logistic map)")
         ax.set_ylabel("operations or nodes")
         _legend(fig, handles, ncol=2)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, rows[["k"] + [c[0] for c in series]])
 
 
 @_safe
@@ -484,7 +499,7 @@ def float_dtype_bars(table, key: str = "float32-vs-float64"):
     with style():
         from matplotlib.figure import Figure
 
-        fig = Figure(figsize=(6.0, 2.8), layout="constrained")
+        fig = Figure(figsize=(max(6.0, 1.7 * len(methods) + 1.5), 3.0), layout="constrained")
         ax = fig.add_subplot()
         x = np.arange(len(methods))
         width = 0.8 / max(len(dtypes), 1)
@@ -497,13 +512,19 @@ def float_dtype_bars(table, key: str = "float32-vs-float64"):
             ax.bar(x + (i - (len(dtypes) - 1) / 2) * width, vals, width=width * 0.95,
                    color=colors.get(d, "#777777"), label=d)
         ax.set_xticks(x)
-        ax.set_xticklabels(methods)
+        ax.set_xticklabels(methods, rotation=15, ha="right", rotation_mode="anchor")
         ax.set_yscale("log")
         ax.set_ylabel("smallest relative error\nover all steps h")
         ax.minorticks_off()
         ax.grid(axis="x", visible=False)
         fig.legend(loc="outside right upper", frameon=False)
-        return figure_svg(fig, key)
+        return figure_svg(fig, key, table)
+
+
+def _columns(frame, column: str):
+    """The rows and columns a size plot drew: the data behind its CSV download."""
+    cols = [c for c in ("problem", "size", "dtype", "backend", column) if c in frame]
+    return frame[frame[column].notna()][cols]
 
 
 @_safe

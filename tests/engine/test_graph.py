@@ -11,9 +11,10 @@ import pytest
 
 from diffcompare.engine import Tensor
 from diffcompare.engine import graph
+from diffcompare.viz import graph as viz_graph
 from diffcompare.engine.graph import (nodes, render_with_graphviz, summarize, summary_text,
                                       to_dot, to_records, to_svg)
-from diffcompare.engine.graph_layout import Box, Edge, _pack, layered_layout, render_svg
+from diffcompare.viz.layout import Box, Edge, _pack, layered_layout, render_svg
 
 SVG_NS = '{http://www.w3.org/2000/svg}'
 
@@ -204,15 +205,17 @@ def test_to_dot_styles(mean_graph):
     dot = to_dot(loss, names={w: 'w'})
     assert dot.startswith('digraph autograd {\n')
     assert dot.endswith('}\n')
-    assert '"out" [label="()", fillcolor="#caff70"]' in dot
+    assert '"out" [label="3", fillcolor="#caff70"]' in dot      # small tensors show their values
     assert '"n0" [label="MeanBackward0", fillcolor="#d3d3d3"]' in dot
     assert '"n2" [label="AccumulateGrad", fillcolor="#add8e6"]' in dot
-    assert '"leaf2" [label="w\\n(1,)", fillcolor="#eef6ff"]' in dot
+    assert '"leaf2" [label="w\\n[2]", fillcolor="#eef6ff"]' in dot
     assert '"s1_0" -> "n1" [dir=none, style=dashed]' in dot
     assert '"leaf2" -> "n2" [dir=none]' in dot
     assert '"n0" -> "out"\n' in dot
     assert '"n2" -> "n1"\n' in dot
-    assert ', 16 bytes"' in dot
+    assert '"s1_0" [label="self\\n[1, 2]"' in dot
+    named = to_dot(loss, names={w: 'w', x: 'x'})       # a saved tensor is named by its variable
+    assert '"s1_0" [label="self = x\\n[1, 2]"' in named
 
 
 def test_to_dot_without_saved(mean_graph):
@@ -223,11 +226,11 @@ def test_to_dot_without_saved(mean_graph):
 def test_names_by_id(mean_graph):
     w, x, loss = mean_graph
     assert to_dot(loss, names={id(w): 'w'}) == to_dot(loss, names={w: 'w'})
-    assert '"out" [label="L\\n()"' in to_dot(loss, names={loss: 'L'})
+    assert '"out" [label="L\\n3"' in to_dot(loss, names={loss: 'L'})
 
 
 def test_dot_string_escaping():
-    assert graph._dot_str('a "b"\\c\nd') == '"a \\"b\\"\\\\c\\nd"'
+    assert viz_graph._dot_str('a "b"\\c\nd') == '"a \\"b\\"\\\\c\\nd"'
 
 
 def test_to_svg_is_valid_self_contained_and_deterministic(mean_graph):
@@ -239,11 +242,15 @@ def test_to_svg_is_valid_self_contained_and_deterministic(mean_graph):
     kinds = [g.get('class') for g in svg_nodes(svg)]
     assert kinds == ['node node-output', 'node node-op', 'node node-op', 'node node-saved',
                      'node node-accumulate', 'node node-leaf']
-    assert len(root.findall(f'.//{SVG_NS}g/{SVG_NS}rect')) == 6
+    assert sum(1 for g in svg_nodes(svg) if g.find(SVG_NS + 'rect') is not None) == 6
+    legend = root.find(f'{SVG_NS}g[@class="legend"]')            # the key explains every colour
+    assert {t.text for t in legend.iter(SVG_NS + 'text')} == {
+        'output tensor', 'backward node', 'AccumulateGrad', 'leaf tensor', 'saved for backward',
+        'saved by'}
     assert svg.count('http') == 1 and 'xmlns="http://www.w3.org/2000/svg"' in svg
     assert 'href' not in svg and '@import' not in svg and 'url(' not in svg
     assert 'DejaVu Sans, Arial, sans-serif' in svg
-    assert {'MeanBackward0', 'MulBackward0', 'AccumulateGrad', 'w', '(1,)'} <= set(
+    assert {'MeanBackward0', 'MulBackward0', 'AccumulateGrad', 'w', '[2]'} <= set(
         svg_texts(svg))
     assert to_svg(loss, names={w: 'w'}) == svg
     assert str(id(w)) not in svg and hex(id(w)) not in svg
@@ -312,13 +319,13 @@ def test_bigger_graph_draws():
 
 
 def test_render_with_graphviz_without_dot(monkeypatch, mean_graph):
-    monkeypatch.setattr(graph.shutil, 'which', lambda name: None)
+    monkeypatch.setattr(viz_graph.shutil, 'which', lambda name: None)
     with pytest.raises(RuntimeError, match='install Graphviz.*to_svg'):
         render_with_graphviz(to_dot(mean_graph[2]))
 
 
 def test_render_with_graphviz_with_dot(mean_graph):
-    if graph.shutil.which('dot') is None:
+    if viz_graph.shutil.which('dot') is None:
         pytest.skip('Graphviz not installed')
     out = render_with_graphviz(to_dot(mean_graph[2]), 'svg')
     assert b'MulBackward0' in out
@@ -402,7 +409,9 @@ def test_saved_output_is_marked():
     exp = FakeNode('ExpBackward0', [(acc, 0)], saved={'result': FakeSaved(res, True)})
     out = FakeTensor((2,), grad_fn=exp)
     assert summarize(out).saved[0].is_output
-    assert '"s0_0" [label="result (output)\\n(2,), 16 bytes"' in to_dot(out)
+    assert '"s0_0" [label="result (output)\\n[1, 1]"' in to_dot(out)
+    big = FakeNode('ExpBackward0', [(acc, 0)], saved={'result': FakeSaved(np.ones(5), True)})
+    assert '"s0_0" [label="result (output)\\n(5,) float64, 40 B"' in to_dot(FakeTensor((5,), grad_fn=big))
 
 
 def test_output_of_multi_output_node_is_labelled():
@@ -487,3 +496,45 @@ def test_render_svg_moves_crowded_labels_next_to_arrowheads():
                       if r.get('class') != 'background'})
     assert len(label_ys) == 6
     assert all(rect_ys[1] - 12 < y < rect_ys[1] for y in label_ys)   # just above targets
+
+
+# --------------------------------------------------------------------------- torch's graph, the graph command
+
+def test_torch_graph_drawn_by_the_same_drawer():
+    torch = pytest.importorskip('torch')
+    a = torch.tensor([1., 2., 3.], dtype=torch.float64, requires_grad=True)
+    b, c, d = a.unbind()
+    e = b * c * d
+    dot = viz_graph.to_dot(e, names={a: 'a', b: 'b', c: 'c', d: 'd'})
+    assert '"n2" [label="UnbindBackward0"' in dot and '"leaf3" [label="a\\n[1, 2, 3]"' in dot
+    assert '"s1_0" [label="self = b\\n1"' in dot and '"s1_1" [label="other = c\\n2"' in dot
+    assert '"n2" -> "n1" [label="1"]' in dot and '"n2" -> "n0" [label="2"]' in dot   # output indices
+    svg = viz_graph.to_svg(e)
+    assert 'class="legend"' in svg and 'torch::' not in svg
+
+
+def test_graph_command_draws_a_users_function(tmp_path, capsys):
+    from diffcompare.cli import main
+
+    model = tmp_path / 'model.py'
+    model.write_text('inputs = {"x": [1.0, 2.0], "w": [2.0]}\nrequires_grad = ["w"]\n'
+                     'def f(x, w):\n    return (x * w).mean()\n')
+    assert main(['graph', str(model), '-o', str(tmp_path / 'out')]) == 0
+    svg = (tmp_path / 'out' / 'f-engine.svg').read_text()
+    assert 'self = x' in svg and 'MulBackward0' in svg and 'class="legend"' in svg
+    assert 'MeanBackward0' in capsys.readouterr().out
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return
+    assert 'self = x' in (tmp_path / 'out' / 'f-torch.svg').read_text()
+
+
+def test_graph_command_bad_file_is_one_line_error(tmp_path, capsys):
+    from diffcompare.cli import main
+
+    bad = tmp_path / 'bad.py'
+    bad.write_text('def f(x):\n    return x\n')
+    assert main(['graph', str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count('\n') == 0 and 'inputs' in err

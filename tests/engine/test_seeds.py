@@ -765,3 +765,84 @@ def test_003_detach_inplace_breaks_backward_that_needs_original():
     i_det.mul_(2.0)
     with pytest.raises(RuntimeError, match="expected version 0"):
         t["k"].backward()
+
+
+# --------------------------------------------------------------------------- the seed examples module
+# diffcompare.seeds holds each thread's example once; the report and `diffcompare demo` show
+# these records, so the numbers a reader sees are the ones checked here.
+
+from diffcompare import seeds as S  # noqa: E402
+
+
+def test_seed_module_003_retain_grad_detach_no_grad_on_engine():
+    rec = S.run(S.get("003-complicated"), S.engine())
+    assert rec.text("k") == "80"
+    assert rec.text("i.grad (kept by i.retain_grad())") == "18"      # j + i = 10 + 8
+    assert rec.text("j.grad (no retain_grad)") == "None"
+    assert rec.text("reading j.grad warns") == "True"
+    assert (rec.text("c.grad"), rec.text("h.grad")) == ("36", "-64")
+    assert rec.text("m = k.detach(): m.requires_grad") == "False"
+    assert rec.text("m.grad_fn") == "None" and rec.text("m.is_leaf") == "True"
+    assert rec.text("m shares k's memory") == "True"
+    assert rec.text("with no_grad(): n = k·2; n.requires_grad") == "False"
+    assert rec.text("after the block, (k·2).requires_grad") == "True"
+    assert rec.text("k.grad_fn saved") == "self = j 10; other = i 8"
+
+
+def test_seed_module_version_counter_and_errors():
+    rec = S.run(S.get("003-version-counter"), S.engine())
+    assert rec.text("c._version after c = a·b") == "0" and rec.text("c._version after c += 1") == "1"
+    assert "modified by an inplace operation" in rec.text("e.backward() after c += 1 (MulBackward0 saved c)")
+    assert rec.text("(c + d).grad_fn saved") == "(nothing)"
+    assert rec.text("(c + d).backward() after c += 1") == "(no error)"
+    assert rec.text("a second backward without retain_graph").startswith("RuntimeError: Trying to backward")
+
+
+def test_seed_module_every_example_runs_and_draws_on_engine():
+    for ex in S.EXAMPLES:
+        rec = S.run(ex, S.engine())
+        assert rec.lines, ex.key
+        assert ex.code and "rec." not in ex.code and "lib." not in ex.code, ex.key
+        for g in rec.graphs:
+            from diffcompare.viz.graph import to_svg
+            assert 'class="legend"' in to_svg(g.root, names=g.names)
+
+
+def test_seed_module_engine_and_torch_agree_except_known_differences():
+    pytest.importorskip("torch")
+    seen_known = set()
+    for ex in S.EXAMPLES:
+        for row in S.side_by_side(ex):
+            assert row.torch is not None, (ex.key, row.label)
+            if (ex.key, row.label) in S.KNOWN_DIFFERENCES:
+                seen_known.add((ex.key, row.label))
+                assert row.note
+                continue
+            assert row.same, (ex.key, row.label, row.engine, row.torch)
+    assert ("001-linear-layer", "out.grad_fn.next_functions") in seen_known
+
+
+def test_seed_module_flags_a_difference():
+    rows = S.side_by_side(S.get("001-linear-layer"))
+    row = next(r for r in rows if r.label == "out.grad_fn.next_functions")
+    if row.torch is None:
+        pytest.skip("torch not installed")
+    assert row.same is False and "MmBackward0" in row.torch and "MatmulBackward0" in row.engine
+
+
+def test_demo_writes_both_libraries_graphs_and_a_styled_page(tmp_path):
+    from diffcompare import demo
+
+    lines = []
+    index = demo.run(tmp_path, echo=lines.append)
+    page = index.read_text()
+    assert "<style>" in page and "seed-001" in page and "lin → relu → lin → MSE" in page
+    assert (tmp_path / "001-linear-layer-0-engine.svg").exists()
+    assert any("i.grad (kept by i.retain_grad()): 18" in line for line in lines)
+
+
+def test_seed_module_draws_graphs_before_backward_frees_them():
+    rec = S.run(S.get("003-unbind"), S.engine())      # e.backward() runs after the graph is recorded
+    g = rec.graphs[0]
+    assert "(released)" not in g.svg and "self = b" in g.svg and "other = c" in g.svg
+    assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 32 bytes saved"

@@ -17,7 +17,7 @@ from chromium_driver import Browser, find_chromium
 
 from diffcompare.report import build_report
 
-SECTIONS = ("overview", "accuracy", "speed", "memory", "seeds", "environment")
+SECTIONS = ("answers", "seeds", "overview", "accuracy", "speed", "memory", "environment")
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -50,12 +50,27 @@ def test_same_data_same_file(smoke_results, smoke_report, tmp_path):
 PAGE_FACTS = """JSON.stringify({
   sections: [...document.querySelectorAll('section.report')].map(s => ({
       id: s.id, declared: +s.dataset.plots, height: s.getBoundingClientRect().height,
+      top: s.getBoundingClientRect().top + scrollY,
       plots: [...s.querySelectorAll('svg.plot')].map(p => {
           const r = p.getBoundingClientRect();
-          return {w: r.width, h: r.height, marks: p.querySelectorAll('path, use, text').length};
+          const scale = r.width / p.viewBox.baseVal.width;
+          const fonts = [...p.querySelectorAll('text')].map(
+              t => parseFloat(getComputedStyle(t).fontSize) * scale);
+          const fig = p.closest('figure');
+          return {w: r.width, h: r.height, marks: p.querySelectorAll('path, use, text').length,
+                  key: p.dataset.figure, legend: !!p.querySelector('[id$="legend_1"]'),
+                  min_font: Math.min(...fonts),
+                  svg_link: !!(fig && fig.querySelector('a[download$=".svg"][href^="data:image/svg+xml"]')),
+                  csv_link: !!(fig && fig.querySelector('a[download$=".csv"][href^="data:text/csv"]'))};
       }),
-      graphs: [...s.querySelectorAll('.graph svg')].map(g => g.getBoundingClientRect().width),
+      graphs: [...s.querySelectorAll('.graph svg')].map(g => ({
+          w: g.getBoundingClientRect().width, legend: !!g.querySelector('g.legend'),
+          min_font: Math.min(...[...g.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize)
+                                 * g.getBoundingClientRect().width / g.viewBox.baseVal.width))})),
   })),
+  overflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  wide: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > innerWidth + 1
+        && !e.closest('.scroll, .graph')).map(e => e.tagName + '.' + e.className).slice(0, 5),
   scripts: document.scripts.length,
   images: document.images.length,
   title: document.title,
@@ -97,15 +112,26 @@ def test_report_in_chromium(smoke_report, synthetic_results, tmp_path, capsys):
         assert page.requests() == [url]                 # nothing fetched but the file itself
         facts = json.loads(page.evaluate(PAGE_FACTS))
         assert facts["scripts"] == 0 and facts["images"] == 0
+        # answers, then the seed questions, then the evidence: in that order on the page
         assert [s["id"] for s in facts["sections"]] == list(SECTIONS)
+        tops = {s["id"]: s["top"] for s in facts["sections"]}
+        assert tops["answers"] < tops["seeds"] < min(tops[k] for k in ("accuracy", "speed", "memory"))
+        # nothing runs off a 1280 px window (wide tables and graphs scroll in their own box)
+        assert facts["overflow"] <= 0 and facts["wide"] == [], facts["wide"]
         for s in facts["sections"]:
             assert s["height"] > 100, s["id"]
             assert len(s["plots"]) == s["declared"], s["id"]
             for plot in s["plots"]:                     # drawn, visible, not an empty frame
                 assert plot["w"] > 300 and plot["h"] > 150 and plot["marks"] > 20, (s["id"], plot)
+                # a legend (the time-vs-size plots and the bars carry theirs as figure legends),
+                # readable text, and the figure's SVG and data to take away
+                assert plot["legend"], (s["id"], plot["key"])
+                assert plot["min_font"] >= 11, (s["id"], plot["key"], plot["min_font"])
+                assert plot["svg_link"] and plot["csv_link"], (s["id"], plot["key"])
         assert sum(len(s["plots"]) for s in facts["sections"]) >= 9
         seeds = next(s for s in facts["sections"] if s["id"] == "seeds")
-        assert len(seeds["graphs"]) >= 6 and min(seeds["graphs"]) > 50
+        assert len(seeds["graphs"]) >= 12 and min(g["w"] for g in seeds["graphs"]) > 50
+        assert all(g["legend"] and g["min_font"] >= 11 for g in seeds["graphs"]), seeds["graphs"]
         paths = _screenshots(page, shots, "smoke")
         full = page.screenshot(shots / "smoke-full.png", full_page=True)
 

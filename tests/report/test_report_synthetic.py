@@ -1,6 +1,7 @@
 """The report of a synthetic results folder: escaped names, every status shown, offline."""
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -46,7 +47,10 @@ def test_offline_page(page):
     assert not re.search(r"\bsrc\s*=", page.replace("src=x", ""))
     assert "<link" not in page and "@import" not in page and "url(http" not in page
     hrefs = re.findall(r'href="([^"]*)"', page)
-    assert hrefs and all(h.startswith("#") for h in hrefs), [h for h in hrefs if not h.startswith("#")]
+    # links are anchors in the page, or downloads of a figure's SVG or CSV held in the page
+    odd = [h for h in hrefs if not h.startswith(("#", "data:image/svg+xml;", "data:text/csv;"))]
+    assert hrefs and odd == [], odd
+    assert all('download="' in a for a in re.findall(r'<a [^>]*href="data:[^>]*>', page))
 
 
 def test_sections_and_plots(page):
@@ -80,3 +84,18 @@ def test_cli_report(synthetic_results, tmp_path, capsys):
     assert out.exists() and "report written to" in capsys.readouterr().out
     assert main(["report", str(tmp_path / "nowhere")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def test_every_figure_carries_its_svg_and_data_as_downloads(page):
+    from urllib.parse import unquote
+
+    figures = re.findall(r'<figure class="plot-figure" data-key="([^"]+)">(<svg.*?</svg>)\s*<figcaption>'
+                         r'.*?</figcaption><div class="downloads">(.*?)</div></figure>', page, re.S)
+    assert figures and len(figures) == page.count('<svg class="plot"')
+    for key, svg, links in figures:
+        hrefs = dict(re.findall(r'download="([^"]+)" href="([^"]+)"', links))
+        assert set(hrefs) == {f"{key}.svg", f"{key}.csv"}, key
+        # the download is the figure itself, and a CSV with a header and rows
+        assert unquote(html.unescape(hrefs[f"{key}.svg"]).split(",", 1)[1]).strip() == svg.strip()
+        csv = unquote(html.unescape(hrefs[f"{key}.csv"]).split(",", 1)[1]).splitlines()
+        assert len(csv) >= 2 and "," in csv[0], key

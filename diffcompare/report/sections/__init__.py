@@ -19,5 +19,6 @@ def size_labels(data) -> dict:
     out = {}
     for p in data.problems:
         meaning = data.problem_info(p).get("size_meaning")
-        out[p] = f"size ({meaning})" if meaning else "size"
+        # "size" everywhere; its meaning in parentheses when it is more than a count ("n")
+        out[p] = f"size ({meaning})" if meaning and meaning != "n" else "size"
     return out

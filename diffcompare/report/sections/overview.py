@@ -14,7 +14,7 @@ STATUS_ORDER = ("ok", "unsupported", "unavailable", "skipped", "timeout", "error
 def build(data) -> Section:
     parts = [_what_ran(data), _status_counts(data), _capability(data), _headlines(data),
              _studies(data)]
-    return Section("overview", "Overview", join(*parts))
+    return Section("overview", "What ran", join(*parts))
 
 
 # --------------------------------------------------------------------------- what ran
@@ -61,7 +61,7 @@ def _what_ran(data) -> Markup:
         rows.append([tag("span", b, class_="name"), fam, kind,
                      f"{(sub['status'] == 'ok').sum()} / {len(sub)}"])
     methods = table(["method", "family", "kind", "cells ok"], rows, caption="Methods", cls="compact")
-    return join(tag("h3", "What ran"), intro, scroll(problems), scroll(methods))
+    return join(tag("h3", "Problems and methods"), intro, scroll(problems), scroll(methods))
 
 
 def _status_counts(data) -> Markup:

@@ -1,7 +1,7 @@
 """Draw a small directed acyclic graph of text boxes as SVG, in pure Python.
 
-Used by :func:`diffcompare.engine.graph.to_svg` so that drawing a graph needs
-no Graphviz binary. :func:`layered_layout` is a layered ("Sugiyama-style")
+Used by :func:`diffcompare.viz.graph.to_svg` (the engine's and PyTorch's graphs) so
+that drawing a graph needs no Graphviz binary. :func:`layered_layout` is a layered ("Sugiyama-style")
 layout; the steps are the textbook ones, kept simple:
 
 1. layer = longest path to a sink (the output tensor is the only sink, layer 0);
@@ -297,17 +297,22 @@ class Edge:
     style: str = 'arrow'
 
 
-def render_svg(boxes: Sequence[Box], edges: Sequence[Edge]) -> str:
+def render_svg(boxes: Sequence[Box], edges: Sequence[Edge], legend: Sequence = ()) -> str:
     """A standalone SVG document of ``boxes`` joined by ``edges``, laid out top-down.
 
+    ``legend`` is a list of ``(fill, label)`` pairs drawn as a key under the graph
+    (``fill`` None: a dashed line, the saved-tensor edge).
+
     >>> svg = render_svg([Box('a', ['x < 1'], '#ffffff'), Box('b', ['y'], '#dddddd')],
-    ...                  [Edge('a', 'b', '0')])
-    >>> svg.count('<rect'), 'x &lt; 1' in svg
-    (3, True)
+    ...                  [Edge('a', 'b', '0')], legend=[('#dddddd', 'op')])
+    >>> svg.count('<rect'), 'x &lt; 1' in svg, 'class="legend"' in svg
+    (4, True, True)
     """
     sizes = {b.key: _box_size(b.lines) for b in boxes}
     lay = layered_layout(sizes, [(e.src, e.dst) for e in edges])
-    w, h = _f(lay.width), _f(lay.height)
+    key_parts, key_w, key_h = _svg_legend(legend, lay.height, lay.width)
+    width, height = max(lay.width, key_w), lay.height + key_h
+    w, h = _f(width), _f(height)
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
              f'viewBox="0 0 {w} {h}" font-family="{FONT_FAMILY}" font-size="{FONT_SIZE}">',
              '<rect class="background" width="100%" height="100%" fill="#ffffff"/>']
@@ -316,8 +321,36 @@ def render_svg(boxes: Sequence[Box], edges: Sequence[Edge]) -> str:
         parts += _svg_edge(e, pts, label_at_end=e.src in crowded)
     for b in boxes:
         parts += _svg_box(b, lay.centers[b.key], sizes[b.key])
+    parts += key_parts
     parts.append('</svg>')
     return '\n'.join(parts) + '\n'
+
+
+def _svg_legend(items, top: float, max_w: float) -> tuple[list, float, float]:
+    """The key under the drawing: swatches and labels in rows no wider than the
+    drawing (or 360 px for a narrow one). Returns (parts, width, height)."""
+    if not items:
+        return [], 0.0, 0.0
+    limit = max(max_w, 360.0)
+    placed, x, y = [], MARGIN, top + 4
+    for fill, label in items:
+        w = 18 + 6 + _text_width(label) + 14
+        if x + w > limit - MARGIN and x > MARGIN:
+            x, y = MARGIN, y + LINE_H + 6
+        placed.append((x, y, fill, label))
+        x += w
+    width = max(x for x, *_ in placed) + max(_text_width(lbl) for *_, lbl in placed) + 40
+    parts = ['<g class="legend">']
+    for x, y, fill, label in placed:
+        if fill is None:
+            parts.append(f'<line x1="{_f(x)}" y1="{_f(y + 7)}" x2="{_f(x + 18)}" y2="{_f(y + 7)}" '
+                         f'stroke="{EDGE_COLOR}" stroke-width="1.2" stroke-dasharray="4 3"/>')
+        else:
+            parts.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="18" height="14" rx="3" '
+                         f'fill="{html.escape(fill)}" stroke="#333333"/>')
+        parts.append(f'<text x="{_f(x + 24)}" y="{_f(y + 11.5)}">{html.escape(label)}</text>')
+    parts.append('</g>')
+    return parts, min(width, limit), y + LINE_H + 6 + MARGIN - top
 
 
 def _crowded_sources(edges, routes, min_gap: float = 14.0) -> set:
@@ -376,7 +409,7 @@ def _svg_edge(e: Edge, pts, label_at_end: bool = False) -> list:
     if e.label:
         (x, y), dx, dy = (pts[-1], 5, -6) if label_at_end else (pts[0], 4, 13)
         x, y = x + dx, y + dy
-        out.append(f'<text class="edge-label" x="{_f(x)}" y="{_f(y)}" font-size="11" '
+        out.append(f'<text class="edge-label" x="{_f(x)}" y="{_f(y)}" font-size="12" '
                    f'fill="#000080">{html.escape(e.label)}</text>')
     return out
 

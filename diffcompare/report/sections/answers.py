@@ -1,0 +1,51 @@
+"""Answers first: which method to pick, per problem and size, and links to the questions.
+
+Analysis in :func:`diffcompare.report.answers.winners_for_report`; this module formats its
+frame and renders ``templates/answers.html.j2``.
+"""
+from __future__ import annotations
+
+from ...backends.styles import style_of
+from ..answers import CRITERIA, answer_rows, winners_for_report
+from ..data import problem_info
+from ..fmt import fmt_bytes, fmt_error, fmt_seconds
+from ..templates import render
+from . import Section
+
+_FORMAT = {"s": fmt_seconds, "ρ": lambda v: f"ρ {fmt_error(v)}", "bytes": fmt_bytes}
+
+SHOWN = 3          # tied winners named in a cell; the rest as "= N more" (all in its tooltip)
+
+EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
+            ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
+            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation"),
+            ("memory", "Memory", "peak memory of one gradient, saved graphs, expression swell"),
+            ("environment", "Environment", "the machine and library versions"))
+
+
+def build(data, winners=None) -> Section:
+    """``winners``: the results layer's winners frame (default: :func:`winners_for_report`)."""
+    from ...seeds import QUESTIONS
+
+    frame = winners_for_report(data) if winners is None else winners
+    rows = []
+    for r in answer_rows(frame):
+        meaning = problem_info(r["problem"]).get("size_meaning")
+        cells = {c: {"winners": [{"name": w, "colour": style_of(w).colour} for w in cell["winners"]],
+                     "value": _FORMAT.get(cell["unit"], str)(cell["value"])}
+                 for c, cell in r["cells"].items()}
+        rows.append(dict(r, cells=cells, meaning=meaning if meaning and meaning != "n" else None))
+    lead = ("What this run found, per problem and size: the fastest method among the exact ones (AD and "
+            "symbolic; finite differences approximate), the most accurate method of all, and the one "
+            "whose gradient needed the least memory. Methods joined by “=” are tied: their difference "
+            "is within the measurement's noise (hover “more” for the whole list).")
+    body = render("answers.html.j2", rows=rows, criteria=CRITERIA, lead=lead, shown=SHOWN,
+                  show_dtype=len({r["dtype"] for r in rows}) > 1,
+                  tie_note="Ties: times whose interquartile ranges overlap or within 5 %; errors within a "
+                           "factor 2 or both at rounding level; memory within 5 % or 4 KiB. Time is the "
+                           "median of one gradient call after preparation; ρ = |x−y| / max(1, |x|+|y|) "
+                           "against the reference named in Accuracy.",
+                  questions=[{"seed": k, "text": v} for k, v in
+                             list(QUESTIONS.items()) + [("sym", "Is autograd symbolic or numerical?")]],
+                  evidence=[{"id": i, "title": t, "what": w} for i, t, w in EVIDENCE])
+    return Section("answers", "Answers", body)

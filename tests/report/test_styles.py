@@ -1,0 +1,54 @@
+"""One colour and marker per method, from one table, readable in greyscale."""
+from __future__ import annotations
+
+import itertools
+
+from diffcompare import backends
+from diffcompare.backends.styles import STYLES, style_of
+from diffcompare.report.plots import backend_style
+
+#: Backends other engineers are adding; each must have a style before it lands.
+PLANNED = ("sympy-reverse", "symengine", "autograd", "numdifftools", "jax-jacfwd", "engine-jvp",
+           "engine-compiled")
+
+
+def _rgb(colour: str):
+    return tuple(int(colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def _grey(colour: str) -> float:
+    r, g, b = _rgb(colour)
+    return 0.299 * r + 0.587 * g + 0.114 * b
+
+
+def test_every_registered_and_planned_backend_has_its_own_style():
+    missing = [n for n in list(backends.names()) + list(PLANNED) if n not in STYLES]
+    assert missing == [], f"give these backends a (colour, marker) in backends/styles.py: {missing}"
+
+
+def test_markers_all_differ_so_greyscale_prints_stay_readable():
+    markers = [m for _, m in STYLES.values()]
+    assert len(set(markers)) == len(markers)
+
+
+def test_colours_differ_and_are_visible_on_white():
+    colours = [c for c, _ in STYLES.values()]
+    assert len(set(colours)) == len(colours)
+    for a, b in itertools.combinations(colours, 2):
+        dist = sum((x - y) ** 2 for x, y in zip(_rgb(a), _rgb(b))) ** 0.5
+        assert dist > 50, (a, b)
+    assert all(_grey(c) < 200 for c in colours)          # no pale line lost on the white page
+
+
+def test_the_seed_reports_confusions_are_gone():
+    # engine blue vs torch cyan, sympy vs sympy-cse greens: far apart in greyscale now
+    assert abs(_grey(STYLES["engine"][0]) - _grey(STYLES["torch"][0])) > 20
+    assert abs(_grey(STYLES["sympy"][0]) - _grey(STYLES["sympy-cse"][0])) > 20
+
+
+def test_plots_read_the_table_and_unknown_names_get_a_distinct_fallback():
+    assert backend_style("engine") == {"color": STYLES["engine"][0], "marker": "o", "linestyle": "-"}
+    assert backend_style("fd-central")["linestyle"] == "--"
+    new = style_of("someone-elses-new-backend")
+    assert new == style_of("someone-elses-new-backend")
+    assert new.marker not in {m for _, m in STYLES.values()}
