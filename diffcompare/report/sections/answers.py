@@ -1,12 +1,12 @@
 """Answers first: which method to pick, per problem and size, and links to the questions.
 
-Analysis in :func:`diffcompare.report.answers.winners_for_report`; this module formats its
-frame and renders ``templates/answers.html.j2``.
+The winners are the results layer's (:func:`diffcompare.results.winners`); this module
+formats them and renders ``templates/answers.html.j2``.
 """
 from __future__ import annotations
 
 from ...backends.styles import style_of
-from ..answers import CRITERIA, answer_rows, winners_for_report
+from ..answers import CRITERIA, answer_rows, tie_rules
 from ..data import problem_info
 from ..fmt import fmt_bytes, fmt_error, fmt_seconds
 from ..templates import render
@@ -24,10 +24,10 @@ EVIDENCE = (("overview", "What ran", "the problems, methods, the capability tabl
 
 
 def build(data, winners=None) -> Section:
-    """``winners``: the results layer's winners frame (default: :func:`winners_for_report`)."""
+    """``winners``: a winners frame (default: the results layer's, ``data.winners()``)."""
     from ...seeds import QUESTIONS
 
-    frame = winners_for_report(data) if winners is None else winners
+    frame = data.winners() if winners is None else winners
     rows = []
     for r in answer_rows(frame):
         meaning = problem_info(r["problem"]).get("size_meaning")
@@ -41,10 +41,10 @@ def build(data, winners=None) -> Section:
             "is within the measurement's noise (hover “more” for the whole list).")
     body = render("answers.html.j2", rows=rows, criteria=CRITERIA, lead=lead, shown=SHOWN,
                   show_dtype=len({r["dtype"] for r in rows}) > 1,
-                  tie_note="Ties: times whose interquartile ranges overlap or within 5 %; errors within a "
-                           "factor 2 or both at rounding level; memory within 5 % or 4 KiB. Time is the "
-                           "median of one gradient call after preparation; ρ = |x−y| / max(1, |x|+|y|) "
-                           "against the reference named in Accuracy.",
+                  tie_note="Ties — " + "; ".join(tie_rules(frame)) + ". Methods are compared only on "
+                           "the cells they all ran. Time is the median of one gradient call after "
+                           "preparation; ρ = |x−y| / max(1, |x|+|y|) against the reference named in "
+                           "Accuracy.",
                   questions=[{"seed": k, "text": v} for k, v in
                              list(QUESTIONS.items()) + [("sym", "Is autograd symbolic or numerical?")]],
                   evidence=[{"id": i, "title": t, "what": w} for i, t, w in EVIDENCE])
