@@ -23,6 +23,7 @@ _BACKENDS = {
     "manual": ("diffcompare.backends.manual", "ManualBackend"),
     "sympy": ("diffcompare.backends.symbolic", "SympyBackend"),
     "sympy-cse": ("diffcompare.backends.symbolic", "SympyCseBackend"),
+    "sympy-reverse": ("diffcompare.backends.symbolic_reverse", "SympyReverseBackend"),
     "fd-forward": ("diffcompare.backends.finite_diff", "ForwardDifference"),
     "fd-central": ("diffcompare.backends.finite_diff", "CentralDifference"),
     "fd-complex-step": ("diffcompare.backends.finite_diff", "ComplexStep"),

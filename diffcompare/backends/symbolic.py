@@ -64,7 +64,8 @@ import numpy as np
 
 from .base import SUPPORTED, Backend, Prepared, Support, UnsupportedError, as_float64_arrays
 
-__all__ = ["SympyBackend", "SympyCseBackend", "expression_size", "count_ops", "dag_size", "lambdify"]
+__all__ = ["SympyBackend", "SympyCseBackend", "expression_size", "count_ops", "dag_size", "lambdify",
+           "predict_gradient_ops"]
 
 
 # --- expression size ------------------------------------------------------------------
@@ -174,6 +175,61 @@ def dag_size(exprs) -> int:
     return len(seen)
 
 
+def predict_gradient_ops(outputs, wrt) -> int:
+    """The operation count (``count_ops`` units, roughly) of the per-variable derivatives
+    ``[∂y/∂s for y in outputs for s in wrt]`` as ``sympy.diff`` writes them, predicted from
+    the function's DAG in time linear in its distinct subexpressions, before differentiating.
+
+    ``sympy.diff`` applies the sum, product and chain rules down the *tree*, once per
+    variable: a product ``a·b`` gives ``a'·b + a·b'``, a copy of ``b`` for every variable
+    in ``a``.  So with ``T(n)`` the tree size of a node and ``W(n)`` the number of
+    differentiated symbols it contains, the derivative of ``n`` summed over all variables
+    has about ``Σ_i D(a_i) + W(a_i)·(Σ_{j≠i} T(a_j) + k)`` operations for an n-ary product,
+    ``Σ D(a_i)`` for a sum, and ``D(a) + W(a)·(T(a) + 3)`` for a function of ``a``
+    (its derivative is about as large as itself).  This is the size that makes ``diff``
+    slow and the printed code long; it is an estimate (SymPy folds some terms), used to
+    refuse early.
+
+    >>> import sympy
+    >>> x, y = sympy.symbols("x y")
+    >>> predict_gradient_ops([x * y], [x, y])   # y + x: 2 copies, 2 products
+    4
+    """
+    import sympy
+
+    from .symbolic_reverse import function_dag
+
+    wrt = set(wrt)
+    tree: dict = {}
+    syms: dict = {}
+    deriv: dict = {}
+    for n in function_dag([sympy.sympify(o) for o in outputs]):
+        args = n.args
+        if not args:
+            tree[n], deriv[n] = 0, 0
+            syms[n] = frozenset((n,)) if n in wrt else frozenset()
+            continue
+        syms[n] = frozenset().union(*(syms[a] for a in args))
+        if not syms[n]:
+            tree[n], deriv[n] = max(len(args) - 1, 1) + sum(tree[a] for a in args), 0
+            continue
+        t_args = [tree[a] for a in args]
+        tree[n] = max(len(args) - 1, 1) + sum(t_args)
+        w = [len(syms[a]) for a in args]
+        d = sum(deriv[a] for a in args)
+        if n.is_Add:
+            d += max(sum(w) - len(syms[n]), 0)
+        elif n.is_Mul:
+            total = sum(t_args)
+            d += sum(wi * (total - ti + len(args)) for wi, ti in zip(w, t_args) if wi)
+        elif len(args) == 1 or n.is_Pow:
+            d += sum(wi * (ti + 3) for wi, ti in zip(w, t_args) if wi)
+        else:
+            d += sum(wi * (tree[n] + 2) for wi in w if wi)
+        deriv[n] = d
+    return int(sum(deriv[sympy.sympify(o)] for o in outputs))
+
+
 # --- printing -----------------------------------------------------------------------------
 
 def _printer():
@@ -252,8 +308,25 @@ class _State:
     f_fn: object
     g_fn: object
     wrt_shapes: list
-    constants: dict | None            # numbers mode: the baked-in inputs, for checking
+    constants: dict | None            # inputs baked in as numbers, for checking
     hvp_fn: object = None
+    cotangent_symbols: tuple = ()     # vector output derived for a symbolic cotangent
+    program: object = None            # sympy-reverse: the reverse-accumulation Program
+
+
+@dataclasses.dataclass
+class _Derivation:
+    """What a backend's ``_derive`` makes, for lambdify: the derivative expressions (a
+    gradient, the sparse Jacobian's entries, or a VJP in ``cotangent_symbols``) and, where
+    computed, the ``(assignments, expressions)`` of the function and of the derivatives."""
+
+    grad_exprs: list
+    jac_rows: np.ndarray | None = None
+    jac_cols: np.ndarray | None = None
+    f_cse: tuple | None = None
+    g_cse: tuple | None = None
+    cotangent_symbols: tuple = ()
+    program: object = None
 
 
 class SympyBackend(Backend):
@@ -264,12 +337,22 @@ class SympyBackend(Backend):
     exact = True
     use_cse = False
 
-    def __init__(self, max_inputs: int = 400, max_symbols: int = 20000,
-                 max_tree_ops: int = 100_000, constants: str = "symbols"):
+    #: defaults of the limits (subclasses differ); ``seconds_per_op`` is the measured cost of
+    #: building one derivative operation, for the refusal's time estimate
+    limits = {"max_inputs": 400, "max_symbols": 20000, "max_tree_ops": 100_000, "max_diff_ops": 100_000}
+    seconds_per_op = 3e-4      # sympy.diff: 20-330 µs per derivative operation built (mlp_tanh the
+                               # costliest), measured on a loaded 2-core machine; the estimate is an upper one
+
+    def __init__(self, max_inputs: int | None = None, max_symbols: int | None = None,
+                 max_tree_ops: int | None = None, constants: str = "symbols",
+                 max_diff_ops: int | None = None):
         if constants not in ("symbols", "numbers"):
             raise ValueError(f"constants must be 'symbols' or 'numbers', got {constants!r}.")
-        self.max_inputs, self.max_symbols = int(max_inputs), int(max_symbols)
-        self.max_tree_ops, self.constants = int(max_tree_ops), constants
+        given = {"max_inputs": max_inputs, "max_symbols": max_symbols, "max_tree_ops": max_tree_ops,
+                 "max_diff_ops": max_diff_ops}
+        for key, default in self.limits.items():
+            setattr(self, key, int(default if given[key] is None else given[key]))
+        self.constants = constants
 
     def available(self) -> Support:
         try:
@@ -326,8 +409,39 @@ class SympyBackend(Backend):
         info["ops_function"] = count_ops(outputs)
         info["dag_nodes_function"] = dag_size(outputs)
         self._check_swell(problem, "function", info["ops_function"], outputs, tree=True)
+        self._check_predicted(problem, outputs, wrt_flat, info)
 
         t0 = clock()
+        d = self._derive(problem, outputs, wrt_flat, info)
+        info["diff_s"] = clock() - t0 - info.get("cse_s", 0.0)
+        info.setdefault("cse_s", 0.0)
+
+        t0 = clock()
+        f_fn, g_fn = self._compile(sym.all_flat, outputs, d)
+        info["lambdify_s"] = clock() - t0
+        info["kinks"] = ("Heaviside(0) = 1/2 (maximum/Max ties, relu via maximum), sign(0) = 0 (abs), "
+                         "every element of an n-way max tie gets 1/2")
+
+        state = _State(
+            symbols=sym, outputs=outputs, out_shape=out_shape, grad_exprs=d.grad_exprs,
+            jac_rows=d.jac_rows, jac_cols=d.jac_cols, f_fn=f_fn, g_fn=g_fn,
+            wrt_shapes=[np.shape(inputs[i]) for i in problem.wrt],
+            constants={i: np.array(inputs[i], copy=True) for i in range(len(inputs))
+                       if i not in problem.wrt and i not in sym.constant_indices} or None,
+            cotangent_symbols=d.cotangent_symbols, program=d.program)
+        return Prepared(problem, state=state, info=info)
+
+    def _compile(self, args, outputs, d):
+        """NumPy functions of the function values and of the derivatives."""
+        return (_lambdify(args, outputs, d.f_cse),
+                _lambdify(list(args) + list(d.cotangent_symbols), d.grad_exprs, d.g_cse))
+
+    def _derive(self, problem, outputs, wrt_flat, info) -> "_Derivation":
+        """The derivatives of ``outputs`` w.r.t. ``wrt_flat``, ready for lambdify:
+        per-variable ``sympy.diff`` (the forward-mode ordering), then CSE if asked."""
+        import sympy
+
+        clock = time.perf_counter
         jac_rows = jac_cols = None
         if problem.vector_output:
             index = {s: j for j, s in enumerate(wrt_flat)}
@@ -343,7 +457,6 @@ class SympyBackend(Backend):
             f = outputs[0]
             free = f.free_symbols
             grad_exprs = [f.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
-        info["diff_s"] = clock() - t0
         info["ops_gradient"] = count_ops(grad_exprs)
         info["dag_nodes_gradient"] = dag_size(grad_exprs)
         self._check_swell(problem, "derivative", info["ops_gradient"], grad_exprs)
@@ -356,22 +469,26 @@ class SympyBackend(Backend):
             info["ops_gradient_cse"] = count_ops([e for _, e in g_cse[0]] + g_cse[1])
             info["cse_subexpressions_gradient"] = len(g_cse[0])
         info["cse_s"] = clock() - t0
+        return _Derivation(grad_exprs, jac_rows, jac_cols, f_cse, g_cse)
 
-        t0 = clock()
-        args = sym.all_flat
-        f_fn = _lambdify(args, outputs, f_cse)
-        g_fn = _lambdify(args, grad_exprs, g_cse)
-        info["lambdify_s"] = clock() - t0
-        info["kinks"] = ("Heaviside(0) = 1/2 (maximum/Max ties, relu via maximum), sign(0) = 0 (abs), "
-                         "every element of an n-way max tie gets 1/2")
-
-        state = _State(
-            symbols=sym, outputs=outputs, out_shape=out_shape, grad_exprs=grad_exprs,
-            jac_rows=jac_rows, jac_cols=jac_cols, f_fn=f_fn, g_fn=g_fn,
-            wrt_shapes=[np.shape(inputs[i]) for i in problem.wrt],
-            constants=({i: np.array(inputs[i], copy=True) for i in range(len(inputs))
-                        if i not in problem.wrt} if self.constants == "numbers" else None))
-        return Prepared(problem, state=state, info=info)
+    def _check_predicted(self, problem, outputs, wrt_flat, info):
+        """Refuse before differentiating when the derivative predicted from the function's
+        DAG (``predict_gradient_ops``) is too large to derive, or, without CSE, to print."""
+        predicted = predict_gradient_ops(outputs, wrt_flat)
+        info["predicted_ops_gradient"] = predicted
+        if not self.use_cse and predicted > self.max_tree_ops:
+            raise UnsupportedError(problem.name, self.name,
+                                   f"expression swell predicted before differentiating: the gradient "
+                                   f"would have ~{predicted:.3g} operations in its expression tree "
+                                   f"(limit {self.max_tree_ops}); too large to print and compile in "
+                                   "reasonable time")
+        if predicted > self.max_diff_ops:
+            raise UnsupportedError(problem.name, self.name,
+                                   f"per-variable differentiation predicted too costly before "
+                                   f"differentiating: ~{predicted:.3g} derivative operations to build "
+                                   f"(limit {self.max_diff_ops:.3g}; up to about "
+                                   f"{predicted * self.seconds_per_op:.0f} s at up to "
+                                   f"{self.seconds_per_op * 1e6:.0f} µs each)")
 
     def _check_swell(self, problem, what, tree_ops, exprs, tree=False):
         """The function's tree size bounds the time ``sympy.diff`` takes (it walks the tree,
@@ -405,11 +522,15 @@ class SympyBackend(Backend):
 
     def vjp(self, prepared, inputs, cotangent=None):
         state = prepared.state
+        if prepared.problem.vector_output and cotangent is None:
+            raise ValueError("this problem has a vector output: pass its cotangent.")
         prepared.evaluations += 1
+        if state.cotangent_symbols:
+            v = list(np.asarray(cotangent, dtype=np.float64).reshape(-1))
+            flat = np.asarray(state.g_fn(*self._values(prepared, inputs), *v), dtype=np.float64)
+            return as_float64_arrays(_split(flat, state.wrt_shapes))
         values = np.asarray(state.g_fn(*self._values(prepared, inputs)), dtype=np.float64)
         if prepared.problem.vector_output:
-            if cotangent is None:
-                raise ValueError("this problem has a vector output: pass its cotangent.")
             v = np.asarray(cotangent, dtype=np.float64).reshape(-1)
             flat = np.zeros(sum(int(np.prod(s)) for s in state.wrt_shapes))
             np.add.at(flat, state.jac_cols, v[state.jac_rows] * values)
@@ -431,17 +552,24 @@ class SympyBackend(Backend):
             t0 = time.perf_counter()
             wrt_flat = state.symbols.wrt_flat
             vs = [sympy.Symbol(f"v_{j}", real=True) for j in range(len(wrt_flat))]
-            gv = sympy.Add(*[g * vj for g, vj in zip(state.grad_exprs, vs)])
-            free = gv.free_symbols
-            hv = [gv.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
-            cse_result = _cse(hv) if self.use_cse else None
+            hv, cse_result = self._derive_hvp(state, wrt_flat, vs)
             state.hvp_fn = _lambdify(state.symbols.all_flat + vs, hv, cse_result)
             prepared.info["hvp_prepare_s"] = time.perf_counter() - t0
-            prepared.info["ops_hvp"] = count_ops(hv)
+            prepared.info["ops_hvp"] = count_ops(hv if cse_result is None
+                                                 else [e for _, e in cse_result[0]] + list(cse_result[1]))
         v_flat = [np.float64(x) for vi in v for x in np.asarray(vi, dtype=np.float64).reshape(-1)]
         prepared.evaluations += 1
         values = np.asarray(state.hvp_fn(*self._values(prepared, inputs), *v_flat), dtype=np.float64)
         return as_float64_arrays(_split(values, state.wrt_shapes))
+
+    def _derive_hvp(self, state, wrt_flat, vs):
+        """``(∂(∇f · v)/∂x, cse_result)``: per-variable ``diff`` of the gradient's dot with ``v``."""
+        import sympy
+
+        gv = sympy.Add(*[g * vj for g, vj in zip(state.grad_exprs, vs)])
+        free = gv.free_symbols
+        hv = [gv.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
+        return hv, (_cse(hv) if self.use_cse else None)
 
 
 class SympyCseBackend(SympyBackend):

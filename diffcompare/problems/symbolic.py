@@ -448,12 +448,22 @@ def _symbol_array(index: int, value) -> SymArray:
     return out.view(SymArray) if out.ndim else lift(out[()])
 
 
+def _is_integral(value) -> bool:
+    """An integer or boolean argument (a Python int/bool or an array of such)."""
+    if isinstance(value, (bool, int, np.integer, np.bool_)):
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind in "biu"
+
+
 def symbols_like(args, wrt, constants: str = "numbers") -> SymbolicInputs:
     """Real SymPy symbols shaped like the differentiated ``args`` (named ``x<arg>_<i>_<j>``).
 
     The other arguments stay numbers (``constants="numbers"``: they are baked into the
     expression as constants) or become symbols too (``constants="symbols"``: still not
     differentiated, but given at evaluation time, so one derivation serves any data).
+    Integer and boolean arguments that are not differentiated stay numbers either way:
+    they are indices, counts and masks (``X[obs]``, ``int(k)``, ``range(n)``), which the
+    function needs as values to build its expression.
     A 0-d argument becomes a single symbol (``x<arg>``) in a 0-d ``SymArray``.
     """
     if constants not in ("numbers", "symbols"):
@@ -461,7 +471,7 @@ def symbols_like(args, wrt, constants: str = "numbers") -> SymbolicInputs:
     wrt = tuple(wrt)
     out, wrt_syms, const_idx, const_syms = list(args), [], [], []
     for i, a in enumerate(args):
-        if i in wrt or constants == "symbols":
+        if i in wrt or (constants == "symbols" and not _is_integral(a)):
             s = _symbol_array(i, a)
             out[i] = s
             if i in wrt:
