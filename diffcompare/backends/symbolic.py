@@ -365,6 +365,9 @@ class SympyBackend(Backend):
         return SUPPORTED
 
     def supports_inputs(self, problem, inputs) -> Support:
+        support = self.supports(problem)
+        if not support:
+            return support
         n_wrt = int(sum(np.size(inputs[i]) for i in problem.wrt))
         if n_wrt > self.max_inputs:
             return Support(False, f"too many inputs for symbolic differentiation in reasonable time "
