@@ -263,7 +263,9 @@ def _printer():
             return "%s((%s,))" % (self._module_format("numpy.prod"),
                                   ", ".join(self._print(f) for f in expr.args))
 
-    return Float64Printer({"fully_qualified_modules": False, "inline": True,
+    # order="none": print the terms of a sum in SymPy's storage order; sorting them (the
+    # default) dominated lambdify's time on large derivatives and changes no value's precision
+    return Float64Printer({"fully_qualified_modules": False, "inline": True, "order": "none",
                            "allow_unknown_functions": False, "user_functions": {}})
 
 

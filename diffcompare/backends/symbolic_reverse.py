@@ -39,6 +39,7 @@ from .symbolic import SympyBackend, _Derivation, count_ops
 
 __all__ = ["Program", "reverse_program", "function_dag", "dag_edges", "SympyReverseBackend"]
 
+_PLAIN = (sympy.Add, sympy.Mul, sympy.Pow, Application)
 _LONG_MUL = 4        # products with more factors get prefix/suffix partial products
 
 
@@ -112,7 +113,9 @@ def reverse_program(outputs, wrt, seeds=None, name: str = "r") -> Program:
             continue
         depends[node] = any(depends[a] for a in node.args)
         variable[node] = any(variable[a] for a in node.args)
-        rebuilt = node.func(*[value[a] for a in node.args])
+        args = [value[a] for a in node.args]
+        # the node is already canonical: rebuilding it on symbols needs no evaluation
+        rebuilt = node.func(*args, evaluate=False) if isinstance(node, _PLAIN) else node.func(*args)
         if variable[node] and isinstance(node, sympy.Expr):
             s = sympy.Symbol(f"_{name}f{len(forward)}", real=True)
             forward.append((s, rebuilt))
@@ -143,7 +146,8 @@ def reverse_program(outputs, wrt, seeds=None, name: str = "r") -> Program:
         if bar == 0:
             continue
         for child, partial in _partials(node, value, depends, emit):
-            contributions.setdefault(child, []).append(bar * partial)
+            term = bar if partial == 1 else sympy.Mul(bar, partial, evaluate=False)
+            contributions.setdefault(child, []).append(term)
     gradient = [sympy.Add(*contributions.get(s, ())) for s in wrt]
     return Program(forward, adjoint, [value[o] for o in outputs], gradient)
 
@@ -276,10 +280,10 @@ class SympyReverseBackend(SympyBackend):
             prog = reverse_program(outputs, wrt_flat, seeds=cotangent or None)
         except NotImplementedError as exc:
             raise UnsupportedError(problem.name, self.name, str(exc)) from exc
-        f_rhs = [e for _, e in prog.forward]
-        info["ops_function_cse"] = count_ops(f_rhs + prog.outputs)
-        info["ops_gradient_cse"] = info["ops_gradient"] = count_ops(
-            f_rhs + [e for _, e in prog.adjoint] + prog.gradient)
+        ops_forward = count_ops([e for _, e in prog.forward])
+        info["ops_function_cse"] = ops_forward + count_ops(prog.outputs)
+        info["ops_gradient_cse"] = info["ops_gradient"] = ops_forward + count_ops(
+            [e for _, e in prog.adjoint] + prog.gradient)
         info["dag_nodes_gradient"] = len(prog.assignments) + len(prog.gradient)
         info["cse_subexpressions_gradient"] = len(prog.assignments)
         return _Derivation(prog.gradient, f_cse=(prog.forward, prog.outputs),
