@@ -7,7 +7,8 @@ with batch 16, 10 in, 16 hidden, 10 out (346 parameters).  For each symbolic bac
 process:
 
 - ``prepare``: seconds of ``backend.prepare`` (build, derive, CSE, compile), once per cell
-  (a cold SymPy cache each time);  where a per-variable backend would exceed ``--cap``
+  (a cold SymPy cache each time);  where a per-variable backend (``sympy``, ``sympy-cse``,
+  ``symengine``) would exceed ``--cap``
   seconds, it is not run and its time is *extrapolated* (marked ``~``) from the measured
   trend: a power law of prepare time against the predicted derivative size
   (``predict_gradient_ops``, computed from the function's DAG), fitted to that backend's
@@ -41,7 +42,7 @@ from diffcompare.problems import Problem
 from diffcompare.problems.symbolic import symbols_like, sympy_xp
 
 SYMBOLIC = ("sympy", "sympy-cse", "sympy-reverse", "symengine")
-PER_VARIABLE = ("sympy", "sympy-cse")
+PER_VARIABLE = ("sympy", "sympy-cse", "symengine")     # per-variable diff: extrapolated past --cap
 PEERS = ("engine", "jax-jit")
 UNLIMITED = {"max_inputs": 10 ** 6, "max_symbols": 10 ** 7, "max_tree_ops": 10 ** 9, "max_diff_ops": 10 ** 12}
 

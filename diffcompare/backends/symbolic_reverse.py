@@ -244,16 +244,19 @@ class SympyReverseBackend(SympyBackend):
     >>> prepared.info["ops_gradient_cse"] <= 5 * prepared.info["ops_function_cse"]
     True
 
-    Limits: the function's distinct subexpressions (``max_tree_ops``, default 2,000,000) and
-    the program's predicted size (``max_diff_ops``: about 4 operations per edge of the
-    function's DAG, default 4,000,000), checked before the reverse sweep.
+    Limits: 5000 differentiated scalars and 20,000 symbols (before building the function),
+    the function's DAG edges (``max_tree_ops``, default 2,000,000) and the program's
+    predicted size (``max_diff_ops``: 4 operations per edge of the function's DAG, an upper
+    bound, default 100,000: about a minute on a loaded machine), checked before the sweep.
     """
 
     name = "sympy-reverse"
     use_cse = True
-    limits = {"max_inputs": 100_000, "max_symbols": 200_000, "max_tree_ops": 2_000_000,
-              "max_diff_ops": 4_000_000}
-    seconds_per_op = 2e-5      # building and printing one program operation (measured, loaded machine)
+    limits = {"max_inputs": 5000, "max_symbols": 20_000, "max_tree_ops": 2_000_000,
+              "max_diff_ops": 100_000}
+    # building the function, the program and printing it, per predicted program operation:
+    # 0.3-0.9 ms (mlp_tanh widths 1-16 and the 346-parameter MLP, loaded 2-core machine)
+    seconds_per_op = 7e-4
 
     def _check_swell(self, problem, what, tree_ops, exprs, tree=False):
         # the tree size does not matter here, only the DAG's

@@ -19,8 +19,8 @@ variant would repeat it without answering a new question.
 What it cannot do: SymEngine has no ``Heaviside`` and leaves the derivatives of ``Max``,
 ``Min``, ``Abs`` and ``sign`` unevaluated, so nonsmooth problems are unsupported (the reason
 says so).  ``hvp`` is per-variable ``diff`` of ``∇f · v``.  Limits as ``sympy-cse``'s, with
-the predicted derivative size allowed to be larger (SymEngine builds one operation in about a
-microsecond, where SymPy takes tens to hundreds).
+the predicted derivative size allowed 20x larger (SymEngine builds one derivative operation
+in 2-30 µs, where SymPy takes 20-330).
 """
 from __future__ import annotations
 
@@ -106,9 +106,11 @@ class SymengineBackend(SympyBackend):
 
     name = "symengine"
     use_cse = True
-    limits = {"max_inputs": 2000, "max_symbols": 50_000, "max_tree_ops": 2_000_000,
-              "max_diff_ops": 20_000_000}
-    seconds_per_op = 2e-6       # SymEngine's diff and Lambdify per derivative operation (loaded machine)
+    limits = {"max_inputs": 2000, "max_symbols": 20_000, "max_tree_ops": 2_000_000,
+              "max_diff_ops": 2_000_000}
+    # SymEngine's diff, CSE and Lambdify per predicted derivative operation: 2-30 µs (mlp_tanh
+    # width 16: 5 s for 3e5; the 346-parameter MLP: 370 s for 1.2e7; loaded 2-core machine)
+    seconds_per_op = 3e-5
 
     def available(self) -> Support:
         try:
