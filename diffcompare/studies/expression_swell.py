@@ -132,17 +132,17 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
     if widths is None:
         widths = () if ks_given else (QUICK_WIDTHS if quick else WIDTHS)
     mlp_rows = _mlp_rows(widths, min(time_limit_s, 2.0) if quick else time_limit_s)
-    columns = ["kind", "k", "ops_gradient", "ops_gradient_cse", "dag_nodes_gradient",
-               "prepare_sympy_s", "prepare_sympy_cse_s", "engine_nodes", "engine_saved_bytes",
-               "expand_s", "max_abs_coefficient", "expanded_overflows", "form", "x0", "value", "exact", "rel_error",
-               "status", "message"] + NEW_COLUMNS
-    return pd.DataFrame(rows + acc_rows + mlp_rows, columns=columns)
+    return pd.DataFrame(rows + acc_rows + mlp_rows, columns=COLUMNS)
 
 
 #: columns of the DAG-keeping methods (logistic-map rows) and of the MLP rows
 NEW_COLUMNS = ["ops_function_reverse", "ops_gradient_reverse", "prepare_reverse_s",
                "ops_function_symengine", "ops_gradient_symengine", "prepare_symengine_s",
                "width", "n_inputs", "ops_function", "ops_function_cse", "predicted_ops_gradient"]
+COLUMNS = ["kind", "k", "ops_gradient", "ops_gradient_cse", "dag_nodes_gradient",
+           "prepare_sympy_s", "prepare_sympy_cse_s", "engine_nodes", "engine_saved_bytes",
+           "expand_s", "max_abs_coefficient", "expanded_overflows", "form", "x0", "value", "exact", "rel_error",
+           "status", "message"] + NEW_COLUMNS
 MLP = "mlp_tanh"
 WIDTHS = (1, 2, 4, 8, 16)
 QUICK_WIDTHS = (1, 4)
