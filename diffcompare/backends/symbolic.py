@@ -46,7 +46,11 @@ What it cannot do: more than ``max_inputs`` differentiated scalars (default 400)
 and so is a function or derivative whose expression tree exceeds ``max_tree_ops`` operations
 (default 100000; exponential swell in loops such as ``logistic_map`` and ``rnn_loop``),
 since printing it for lambdify would take minutes; with CSE the limit applies to the
-shared (DAG) size instead.  A function that uses a name ``sympy_xp`` lacks is refused the
+shared (DAG) size instead.  The derivative's size is *predicted* from the function's DAG
+before any ``diff`` (``predict_gradient_ops``, within 1.5x on the catalog): over
+``max_tree_ops`` (no CSE) or ``max_diff_ops`` (default 100000, up to ~30 s of ``diff``) the
+backend refuses at once, with the estimate in the reason.  Integer inputs that are not
+differentiated stay numbers (indices, counts), baked into the derivation and checked.  A function that uses a name ``sympy_xp`` lacks is refused the
 same way (``UnsupportedError`` naming the name).
 
 ``prepared.evaluations`` counts calls of the generated functions (one per ``function``,
