@@ -44,7 +44,7 @@ branch its condition selects.  Second derivatives of kinks are ``DiracDelta`` te
 What it cannot do: more than ``max_inputs`` differentiated scalars (default 400) or
 ``max_symbols`` symbols in all (default 20000) are refused as unsupported (``supports_inputs``),
 and so is a function or derivative whose expression tree exceeds ``max_tree_ops`` operations
-(default 100000; exponential swell in loops such as ``logistic_map`` and ``rnn_loop``),
+(default 20000 for ``sympy``, 100000 for ``sympy-cse``; exponential swell in loops such as ``logistic_map`` and ``rnn_loop``),
 since printing it for lambdify would take minutes; with CSE the limit applies to the
 shared (DAG) size instead.  The derivative's size is *predicted* from the function's DAG
 before any ``diff`` (``predict_gradient_ops``, within 1.5x on the catalog): over
@@ -345,7 +345,10 @@ class SympyBackend(Backend):
 
     #: defaults of the limits (subclasses differ); ``seconds_per_op`` is the measured cost of
     #: building one derivative operation, for the refusal's time estimate
-    limits = {"max_inputs": 400, "max_symbols": 20000, "max_tree_ops": 100_000, "max_diff_ops": 100_000}
+    #: ``max_tree_ops`` 20,000 without CSE: printed as a tree, a larger gradient is slow to
+    #: compile and slow per call (mlp_relu width 4, ~24,000 operations, ran its quick-suite
+    #: cell to the 30 s limit); with CSE the limit (100,000) applies to the shared size
+    limits = {"max_inputs": 400, "max_symbols": 20000, "max_tree_ops": 20_000, "max_diff_ops": 100_000}
     seconds_per_op = 3e-4      # sympy.diff: 20-330 µs per derivative operation built (mlp_tanh the
                                # costliest), measured on a loaded 2-core machine; the estimate is an upper one
 
@@ -586,6 +589,7 @@ class SympyCseBackend(SympyBackend):
 
     name = "sympy-cse"
     use_cse = True
+    limits = {**SympyBackend.limits, "max_tree_ops": 100_000}
 
 
 def _split(flat, shapes):

@@ -86,7 +86,8 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
         else:
             t_all = time.perf_counter()
             for name, key in (("sympy-cse", "prepare_sympy_cse_s"), ("sympy", "prepare_sympy_s")):
-                backend = backends.get(name)
+                # the study's own time limit decides what runs: the backends' guards are lifted
+                backend = backends.get(name, max_tree_ops=100_000, max_diff_ops=10 ** 7)
                 try:
                     t0 = time.perf_counter()
                     prep = backends.checked_prepare(backend, problem, inputs)
