@@ -11,6 +11,6 @@ STAMP="$VENV/.diffcompare-installed"
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   python -m pip install -q --upgrade pip
   # torch is pinned to the CPU build (see pyproject.toml); jax runs on CPU or GPU.
-  python -m pip install -q -e ".[test,jax,torch,dask,parquet,autograd,numdifftools,memory]"
+  python -m pip install -q -e ".[test,all]"
   touch "$STAMP"
 fi

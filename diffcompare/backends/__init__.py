@@ -23,6 +23,8 @@ _BACKENDS = {
     "manual": ("diffcompare.backends.manual", "ManualBackend"),
     "sympy": ("diffcompare.backends.symbolic", "SympyBackend"),
     "sympy-cse": ("diffcompare.backends.symbolic", "SympyCseBackend"),
+    "sympy-reverse": ("diffcompare.backends.symbolic_reverse", "SympyReverseBackend"),
+    "symengine": ("diffcompare.backends.symengine_backend", "SymengineBackend"),
     "fd-forward": ("diffcompare.backends.finite_diff", "ForwardDifference"),
     "fd-central": ("diffcompare.backends.finite_diff", "CentralDifference"),
     "fd-complex-step": ("diffcompare.backends.finite_diff", "ComplexStep"),

@@ -44,9 +44,13 @@ branch its condition selects.  Second derivatives of kinks are ``DiracDelta`` te
 What it cannot do: more than ``max_inputs`` differentiated scalars (default 400) or
 ``max_symbols`` symbols in all (default 20000) are refused as unsupported (``supports_inputs``),
 and so is a function or derivative whose expression tree exceeds ``max_tree_ops`` operations
-(default 100000; exponential swell in loops such as ``logistic_map`` and ``rnn_loop``),
+(default 20000 for ``sympy``, 100000 for ``sympy-cse``; exponential swell in loops such as ``logistic_map`` and ``rnn_loop``),
 since printing it for lambdify would take minutes; with CSE the limit applies to the
-shared (DAG) size instead.  A function that uses a name ``sympy_xp`` lacks is refused the
+shared (DAG) size instead.  The derivative's size is *predicted* from the function's DAG
+before any ``diff`` (``predict_gradient_ops``, within 1.5x on the catalog): over
+``max_tree_ops`` (no CSE) or ``max_diff_ops`` (default 100000, up to ~30 s of ``diff``) the
+backend refuses at once, with the estimate in the reason.  Integer inputs that are not
+differentiated stay numbers (indices, counts), baked into the derivation and checked.  A function that uses a name ``sympy_xp`` lacks is refused the
 same way (``UnsupportedError`` naming the name).
 
 ``prepared.evaluations`` counts calls of the generated functions (one per ``function``,
@@ -64,7 +68,8 @@ import numpy as np
 
 from .base import SUPPORTED, Backend, Prepared, Support, UnsupportedError, as_float64_arrays
 
-__all__ = ["SympyBackend", "SympyCseBackend", "expression_size", "count_ops", "dag_size", "lambdify"]
+__all__ = ["SympyBackend", "SympyCseBackend", "expression_size", "count_ops", "dag_size", "lambdify",
+           "predict_gradient_ops"]
 
 
 # --- expression size ------------------------------------------------------------------
@@ -174,6 +179,61 @@ def dag_size(exprs) -> int:
     return len(seen)
 
 
+def predict_gradient_ops(outputs, wrt) -> int:
+    """The operation count (``count_ops`` units, roughly) of the per-variable derivatives
+    ``[∂y/∂s for y in outputs for s in wrt]`` as ``sympy.diff`` writes them, predicted from
+    the function's DAG in time linear in its distinct subexpressions, before differentiating.
+
+    ``sympy.diff`` applies the sum, product and chain rules down the *tree*, once per
+    variable: a product ``a·b`` gives ``a'·b + a·b'``, a copy of ``b`` for every variable
+    in ``a``.  So with ``T(n)`` the tree size of a node and ``W(n)`` the number of
+    differentiated symbols it contains, the derivative of ``n`` summed over all variables
+    has about ``Σ_i D(a_i) + W(a_i)·(Σ_{j≠i} T(a_j) + k)`` operations for an n-ary product,
+    ``Σ D(a_i)`` for a sum, and ``D(a) + W(a)·(T(a) + 3)`` for a function of ``a``
+    (its derivative is about as large as itself).  This is the size that makes ``diff``
+    slow and the printed code long; it is an estimate (SymPy folds some terms), used to
+    refuse early.
+
+    >>> import sympy
+    >>> x, y = sympy.symbols("x y")
+    >>> predict_gradient_ops([x * y], [x, y])   # y + x: 2 copies, 2 products
+    4
+    """
+    import sympy
+
+    from .symbolic_reverse import function_dag
+
+    wrt = set(wrt)
+    tree: dict = {}
+    syms: dict = {}
+    deriv: dict = {}
+    for n in function_dag([sympy.sympify(o) for o in outputs]):
+        args = n.args
+        if not args:
+            tree[n], deriv[n] = 0, 0
+            syms[n] = frozenset((n,)) if n in wrt else frozenset()
+            continue
+        syms[n] = frozenset().union(*(syms[a] for a in args))
+        if not syms[n]:
+            tree[n], deriv[n] = max(len(args) - 1, 1) + sum(tree[a] for a in args), 0
+            continue
+        t_args = [tree[a] for a in args]
+        tree[n] = max(len(args) - 1, 1) + sum(t_args)
+        w = [len(syms[a]) for a in args]
+        d = sum(deriv[a] for a in args)
+        if n.is_Add:
+            d += max(sum(w) - len(syms[n]), 0)
+        elif n.is_Mul:
+            total = sum(t_args)
+            d += sum(wi * (total - ti + len(args)) for wi, ti in zip(w, t_args) if wi)
+        elif len(args) == 1 or n.is_Pow:
+            d += sum(wi * (ti + 3) for wi, ti in zip(w, t_args) if wi)
+        else:
+            d += sum(wi * (tree[n] + 2) for wi in w if wi)
+        deriv[n] = d
+    return int(sum(deriv[sympy.sympify(o)] for o in outputs))
+
+
 # --- printing -----------------------------------------------------------------------------
 
 def _printer():
@@ -207,7 +267,9 @@ def _printer():
             return "%s((%s,))" % (self._module_format("numpy.prod"),
                                   ", ".join(self._print(f) for f in expr.args))
 
-    return Float64Printer({"fully_qualified_modules": False, "inline": True,
+    # order="none": print the terms of a sum in SymPy's storage order; sorting them (the
+    # default) dominated lambdify's time on large derivatives and changes no value's precision
+    return Float64Printer({"fully_qualified_modules": False, "inline": True, "order": "none",
                            "allow_unknown_functions": False, "user_functions": {}})
 
 
@@ -263,8 +325,25 @@ class _State:
     f_fn: object
     g_fn: object
     wrt_shapes: list
-    constants: dict | None            # numbers mode: the baked-in inputs, for checking
+    constants: dict | None            # inputs baked in as numbers, for checking
     hvp_fn: object = None
+    cotangent_symbols: tuple = ()     # vector output derived for a symbolic cotangent
+    program: object = None            # sympy-reverse: the reverse-accumulation Program
+
+
+@dataclasses.dataclass
+class _Derivation:
+    """What a backend's ``_derive`` makes, for lambdify: the derivative expressions (a
+    gradient, the sparse Jacobian's entries, or a VJP in ``cotangent_symbols``) and, where
+    computed, the ``(assignments, expressions)`` of the function and of the derivatives."""
+
+    grad_exprs: list
+    jac_rows: np.ndarray | None = None
+    jac_cols: np.ndarray | None = None
+    f_cse: tuple | None = None
+    g_cse: tuple | None = None
+    cotangent_symbols: tuple = ()
+    program: object = None
 
 
 class SympyBackend(Backend):
@@ -275,12 +354,25 @@ class SympyBackend(Backend):
     exact = True
     use_cse = False
 
-    def __init__(self, max_inputs: int = 400, max_symbols: int = 20000,
-                 max_tree_ops: int = 100_000, constants: str = "symbols"):
+    #: defaults of the limits (subclasses differ); ``seconds_per_op`` is the measured cost of
+    #: building one derivative operation, for the refusal's time estimate
+    #: ``max_tree_ops`` 20,000 without CSE: printed as a tree, a larger gradient is slow to
+    #: compile and slow per call (mlp_relu width 4, ~24,000 operations, ran its quick-suite
+    #: cell to the 30 s limit); with CSE the limit (100,000) applies to the shared size
+    limits = {"max_inputs": 400, "max_symbols": 20000, "max_tree_ops": 20_000, "max_diff_ops": 100_000}
+    seconds_per_op = 3e-4      # sympy.diff: 20-330 µs per derivative operation built (mlp_tanh the
+                               # costliest), measured on a loaded 2-core machine; the estimate is an upper one
+
+    def __init__(self, max_inputs: int | None = None, max_symbols: int | None = None,
+                 max_tree_ops: int | None = None, constants: str = "symbols",
+                 max_diff_ops: int | None = None):
         if constants not in ("symbols", "numbers"):
             raise ValueError(f"constants must be 'symbols' or 'numbers', got {constants!r}.")
-        self.max_inputs, self.max_symbols = int(max_inputs), int(max_symbols)
-        self.max_tree_ops, self.constants = int(max_tree_ops), constants
+        given = {"max_inputs": max_inputs, "max_symbols": max_symbols, "max_tree_ops": max_tree_ops,
+                 "max_diff_ops": max_diff_ops}
+        for key, default in self.limits.items():
+            setattr(self, key, int(default if given[key] is None else given[key]))
+        self.constants = constants
 
     def available(self) -> Support:
         try:
@@ -298,6 +390,9 @@ class SympyBackend(Backend):
         return SUPPORTED
 
     def supports_inputs(self, problem, inputs) -> Support:
+        support = self.supports(problem)
+        if not support:
+            return support
         n_wrt = int(sum(np.size(inputs[i]) for i in problem.wrt))
         if n_wrt > self.max_inputs:
             return Support(False, f"too many inputs for symbolic differentiation in reasonable time "
@@ -342,8 +437,39 @@ class SympyBackend(Backend):
         info["ops_function"] = count_ops(outputs)
         info["dag_nodes_function"] = dag_size(outputs)
         self._check_swell(problem, "function", info["ops_function"], outputs, tree=True)
+        self._check_predicted(problem, outputs, wrt_flat, info)
 
         t0 = clock()
+        d = self._derive(problem, outputs, wrt_flat, info)
+        info["diff_s"] = clock() - t0 - info.get("cse_s", 0.0)
+        info.setdefault("cse_s", 0.0)
+
+        t0 = clock()
+        f_fn, g_fn = self._compile(sym.all_flat, outputs, d)
+        info["lambdify_s"] = clock() - t0
+        info["kinks"] = ("Heaviside(0) = 1/2 (maximum/Max ties, relu via maximum), sign(0) = 0 (abs), "
+                         "every element of an n-way max tie gets 1/2")
+
+        state = _State(
+            symbols=sym, outputs=outputs, out_shape=out_shape, grad_exprs=d.grad_exprs,
+            jac_rows=d.jac_rows, jac_cols=d.jac_cols, f_fn=f_fn, g_fn=g_fn,
+            wrt_shapes=[np.shape(inputs[i]) for i in problem.wrt],
+            constants={i: np.array(inputs[i], copy=True) for i in range(len(inputs))
+                       if i not in problem.wrt and i not in sym.constant_indices} or None,
+            cotangent_symbols=d.cotangent_symbols, program=d.program)
+        return Prepared(problem, state=state, info=info)
+
+    def _compile(self, args, outputs, d):
+        """NumPy functions of the function values and of the derivatives."""
+        return (_lambdify(args, outputs, d.f_cse),
+                _lambdify(list(args) + list(d.cotangent_symbols), d.grad_exprs, d.g_cse))
+
+    def _derive(self, problem, outputs, wrt_flat, info) -> "_Derivation":
+        """The derivatives of ``outputs`` w.r.t. ``wrt_flat``, ready for lambdify:
+        per-variable ``sympy.diff`` (the forward-mode ordering), then CSE if asked."""
+        import sympy
+
+        clock = time.perf_counter
         jac_rows = jac_cols = None
         if problem.vector_output:
             index = {s: j for j, s in enumerate(wrt_flat)}
@@ -359,7 +485,6 @@ class SympyBackend(Backend):
             f = outputs[0]
             free = f.free_symbols
             grad_exprs = [f.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
-        info["diff_s"] = clock() - t0
         info["ops_gradient"] = count_ops(grad_exprs)
         info["dag_nodes_gradient"] = dag_size(grad_exprs)
         self._check_swell(problem, "derivative", info["ops_gradient"], grad_exprs)
@@ -372,22 +497,26 @@ class SympyBackend(Backend):
             info["ops_gradient_cse"] = count_ops([e for _, e in g_cse[0]] + g_cse[1])
             info["cse_subexpressions_gradient"] = len(g_cse[0])
         info["cse_s"] = clock() - t0
+        return _Derivation(grad_exprs, jac_rows, jac_cols, f_cse, g_cse)
 
-        t0 = clock()
-        args = sym.all_flat
-        f_fn = _lambdify(args, outputs, f_cse)
-        g_fn = _lambdify(args, grad_exprs, g_cse)
-        info["lambdify_s"] = clock() - t0
-        info["kinks"] = ("Heaviside(0) = 1/2 (maximum/Max ties, relu via maximum), sign(0) = 0 (abs), "
-                         "every element of an n-way max tie gets 1/2")
-
-        state = _State(
-            symbols=sym, outputs=outputs, out_shape=out_shape, grad_exprs=grad_exprs,
-            jac_rows=jac_rows, jac_cols=jac_cols, f_fn=f_fn, g_fn=g_fn,
-            wrt_shapes=[np.shape(inputs[i]) for i in problem.wrt],
-            constants=({i: np.array(inputs[i], copy=True) for i in range(len(inputs))
-                        if i not in problem.wrt} if self.constants == "numbers" else None))
-        return Prepared(problem, state=state, info=info)
+    def _check_predicted(self, problem, outputs, wrt_flat, info):
+        """Refuse before differentiating when the derivative predicted from the function's
+        DAG (``predict_gradient_ops``) is too large to derive, or, without CSE, to print."""
+        predicted = predict_gradient_ops(outputs, wrt_flat)
+        info["predicted_ops_gradient"] = predicted
+        if not self.use_cse and predicted > self.max_tree_ops:
+            raise UnsupportedError(problem.name, self.name,
+                                   f"expression swell predicted before differentiating: the gradient "
+                                   f"would have ~{predicted:.3g} operations in its expression tree "
+                                   f"(limit {self.max_tree_ops}); too large to print and compile in "
+                                   "reasonable time")
+        if predicted > self.max_diff_ops:
+            raise UnsupportedError(problem.name, self.name,
+                                   f"per-variable differentiation predicted too costly before "
+                                   f"differentiating: ~{predicted:.3g} derivative operations to build "
+                                   f"(limit {self.max_diff_ops:.3g}; up to about "
+                                   f"{predicted * self.seconds_per_op:.0f} s at up to "
+                                   f"{self.seconds_per_op * 1e6:.0f} µs each)")
 
     def _check_swell(self, problem, what, tree_ops, exprs, tree=False):
         """The function's tree size bounds the time ``sympy.diff`` takes (it walks the tree,
@@ -426,11 +555,15 @@ class SympyBackend(Backend):
 
     def vjp(self, prepared, inputs, cotangent=None):
         state = prepared.state
+        if prepared.problem.vector_output and cotangent is None:
+            raise ValueError("this problem has a vector output: pass its cotangent.")
         prepared.evaluations += 1
+        if state.cotangent_symbols:
+            v = list(np.asarray(cotangent, dtype=np.float64).reshape(-1))
+            flat = np.asarray(state.g_fn(*self._values(prepared, inputs), *v), dtype=np.float64)
+            return as_float64_arrays(_split(flat, state.wrt_shapes))
         values = np.asarray(state.g_fn(*self._values(prepared, inputs)), dtype=np.float64)
         if prepared.problem.vector_output:
-            if cotangent is None:
-                raise ValueError("this problem has a vector output: pass its cotangent.")
             v = np.asarray(cotangent, dtype=np.float64).reshape(-1)
             flat = np.zeros(sum(int(np.prod(s)) for s in state.wrt_shapes))
             np.add.at(flat, state.jac_cols, v[state.jac_rows] * values)
@@ -452,17 +585,24 @@ class SympyBackend(Backend):
             t0 = time.perf_counter()
             wrt_flat = state.symbols.wrt_flat
             vs = [sympy.Symbol(f"v_{j}", real=True) for j in range(len(wrt_flat))]
-            gv = sympy.Add(*[g * vj for g, vj in zip(state.grad_exprs, vs)])
-            free = gv.free_symbols
-            hv = [gv.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
-            cse_result = _cse(hv) if self.use_cse else None
+            hv, cse_result = self._derive_hvp(state, wrt_flat, vs)
             state.hvp_fn = _lambdify(state.symbols.all_flat + vs, hv, cse_result)
             prepared.info["hvp_prepare_s"] = time.perf_counter() - t0
-            prepared.info["ops_hvp"] = count_ops(hv)
+            prepared.info["ops_hvp"] = count_ops(hv if cse_result is None
+                                                 else [e for _, e in cse_result[0]] + list(cse_result[1]))
         v_flat = [np.float64(x) for vi in v for x in np.asarray(vi, dtype=np.float64).reshape(-1)]
         prepared.evaluations += 1
         values = np.asarray(state.hvp_fn(*self._values(prepared, inputs), *v_flat), dtype=np.float64)
         return as_float64_arrays(_split(values, state.wrt_shapes))
+
+    def _derive_hvp(self, state, wrt_flat, vs):
+        """``(∂(∇f · v)/∂x, cse_result)``: per-variable ``diff`` of the gradient's dot with ``v``."""
+        import sympy
+
+        gv = sympy.Add(*[g * vj for g, vj in zip(state.grad_exprs, vs)])
+        free = gv.free_symbols
+        hv = [gv.diff(s) if s in free else sympy.S.Zero for s in wrt_flat]
+        return hv, (_cse(hv) if self.use_cse else None)
 
 
 class SympyCseBackend(SympyBackend):
@@ -470,6 +610,7 @@ class SympyCseBackend(SympyBackend):
 
     name = "sympy-cse"
     use_cse = True
+    limits = {**SympyBackend.limits, "max_tree_ops": 100_000}
 
 
 def _split(flat, shapes):

@@ -1,12 +1,21 @@
 """Accuracy against a high-precision reference, and the error measures.
 
-The reference gradient is SymPy's exact derivative evaluated with mpmath at
-50 significant digits, from the float64 inputs taken exactly.  It is cached on
-disk per (problem, size, seed) -- keyed also by a hash of the inputs and of the
-problem's code, so a redefined problem is not served a stale reference.  Where
-the symbolic route is infeasible (too many inputs, or SymPy cannot handle the
-function), the reference is the float64 gradient of the exact methods that
-agree (the engine, JAX and PyTorch when installed), and its label says so.
+The reference gradient is the exact derivative evaluated with mpmath at 50
+significant digits, from the float64 inputs taken exactly: the function is
+expanded into SymPy scalars, its gradient derived by reverse accumulation over
+the expression DAG (``backends.symbolic_reverse``: a program a few times the
+function's size, so problems with thousands of inputs are within reach), and
+the program evaluated in mpmath.  It is cached on disk per (problem, size,
+seed) -- keyed also by a hash of the inputs and of the problem's code, so a
+redefined problem is not served a stale reference.  The route uses none of the
+methods it judges.
+
+Where it is infeasible (a DAG over ``MAX_DAG_EDGES`` edges, more than
+``SYMBOLIC_LIMIT`` inputs, or a function SymPy cannot express), the reference
+is the float64 gradient of the exact methods that agree (the engine, JAX and
+PyTorch when installed): its label names them and says they are its members,
+and ``agreement_members(label)`` gives them, so a ranking leaves them out
+rather than judging them against their own agreement.
 
 Errors, maximum over elements:
 - ``rel``: |x - y| / max|y| (the ∞-norm relative error);
@@ -30,11 +39,14 @@ import mpmath
 import numpy as np
 
 DIGITS = 50
-SYMBOLIC_LIMIT = 200       # differentiated scalars above which no symbolic reference is made
-MAX_TREE_OPS = 20_000      # operations in the function's expression tree, likewise
-CACHE_VERSION = 2          # bump when the way references are made changes: old entries are ignored
-SYMBOLIC_LABEL = f"sympy-exact@{DIGITS}digits"
+SYMBOLIC_LIMIT = 100_000   # differentiated scalars above which no symbolic reference is made
+MAX_DAG_EDGES = 12_000     # edges of the function's expression DAG, likewise (~1-2 ms each to
+                           # build, differentiate and print: a reference within ~20 s, cached;
+                           # rosenbrock at n = 1000 is about 10,000 edges)
+CACHE_VERSION = 3          # bump when the way references are made changes: old entries are ignored
+SYMBOLIC_LABEL = f"sympy-reverse-exact@{DIGITS}digits"
 AGREEMENT_LABEL = "float64 agreement of exact methods"
+MEMBERS_NOTE = "its members are not ranked against it"
 
 
 @dataclasses.dataclass
@@ -82,30 +94,29 @@ def _symbolic_supports(problem) -> bool:
 
 
 def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Reference:
-    """SymPy's exact gradient evaluated at ``digits`` digits with mpmath."""
+    """The exact gradient (reverse accumulation over the SymPy DAG) at ``digits`` digits."""
     import sympy
 
+    from ..backends.symbolic_reverse import dag_edges, reverse_program
     from ..problems import symbolic
 
-    from ..backends.symbolic import count_ops
-
-    symbols, args = symbolic.symbols_like(inputs, problem.wrt)
-    out = np.asarray(problem.fn(symbolic.sympy_xp, *args), dtype=object)
+    sym = symbolic.symbols_like(inputs, problem.wrt)
+    out = np.asarray(problem.fn(symbolic.sympy_xp, *sym.args), dtype=object).reshape(-1)
+    outputs = [sympy.sympify(e) for e in out]
+    edges = dag_edges(outputs)
+    if edges > MAX_DAG_EDGES:
+        raise NotImplementedError(f"the function's DAG has {edges} edges (limit {MAX_DAG_EDGES})")
+    seeds = None
     if cotangent is not None:
-        out = np.sum(out * np.asarray(cotangent, dtype=np.float64).astype(object))
-    expr = sympy.sympify(np.asarray(out, dtype=object).reshape(-1)[0])
-    if count_ops([expr]) > MAX_TREE_OPS:   # the sympy backend's swell limit: fall back instead of hanging
-        raise NotImplementedError(f"expression swell: over {MAX_TREE_OPS} operations")
-    # Float constants (from the inputs or the problem's code) become the exact binary
-    # fractions they stand for, so the 50 digits are 50 digits of the float64 program.
-    expr = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
-    flat_symbols = [s for sym in symbols for s in np.asarray(sym, dtype=object).ravel()]
-    grads = [sympy.diff(expr, s) for s in flat_symbols]
-    evaluate = sympy.lambdify(flat_symbols, grads, modules=[_MPMATH_EXTRA, "mpmath"], cse=True)
+        seeds = [sympy.Rational(float(c)) for c in np.asarray(cotangent, dtype=np.float64).ravel()]
+    program = reverse_program(outputs, sym.wrt_flat, seeds=seeds)
     values = [inputs[i] for i in problem.wrt]
     point = [mpmath.mpf(float(v)) for a in values for v in np.asarray(a, dtype=np.float64).ravel()]
     with mpmath.workdps(digits):
-        flat = [mpmath.mpf(g) for g in evaluate(*point)]
+        env = dict(zip(sym.wrt_flat, point))
+        for s, rhs in program.assignments:
+            env[s] = _mp_eval(rhs, env)
+        flat = [mpmath.mpf(_mp_eval(g, env)) for g in program.gradient]
     out_values, k = [], 0
     for a in values:
         n = int(np.size(a))
@@ -114,6 +125,70 @@ def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Refe
         out_values.append(arr.reshape(np.shape(a)))
         k += n
     return Reference(tuple(out_values), SYMBOLIC_LABEL, digits)
+
+
+def _mp_eval(expr, env):
+    """``expr`` evaluated in mpmath at the working precision, symbols from ``env``.  Float
+    constants are taken as the exact binary fractions they hold (``mpf`` of their ``_mpf_``),
+    so the digits are digits of the float64 program.  (Program right-hand sides are small:
+    the recursion is shallow.)"""
+    if expr in env:
+        return env[expr]
+    if expr.is_Float:
+        return mpmath.mpf(expr._mpf_)
+    if expr.is_Rational:
+        return mpmath.mpf(int(expr.p)) / int(expr.q)
+    if expr.is_Boolean and not expr.args:
+        return bool(expr)
+    if not expr.args:
+        return mpmath.mpf(expr.evalf(mpmath.mp.dps + 5))       # pi, E
+    kind = type(expr).__name__
+    if kind == "Piecewise":
+        for piece, cond in expr.args:
+            if _mp_eval(cond, env):
+                return _mp_eval(piece, env)
+        raise ValueError(f"no branch of {expr} applies")
+    args = [_mp_eval(a, env) for a in expr.args]
+    if expr.is_Add:
+        return mpmath.fsum(args)
+    if expr.is_Mul:
+        return mpmath.fprod(args)
+    if expr.is_Pow:
+        return mpmath.power(*args)
+    if kind in _MP_FUNCTIONS:
+        return _MP_FUNCTIONS[kind](*args)
+    raise NotImplementedError(f"no mpmath evaluation for {kind}")
+
+
+def _heaviside(x, h0=None):
+    return (mpmath.mpf(1) / 2 if h0 is None else h0) if x == 0 else (mpmath.mpf(1) if x > 0 else mpmath.mpf(0))
+
+
+_MP_FUNCTIONS = {
+    "exp": mpmath.exp, "log": mpmath.log, "sin": mpmath.sin, "cos": mpmath.cos, "tan": mpmath.tan,
+    "tanh": mpmath.tanh, "sinh": mpmath.sinh, "cosh": mpmath.cosh, "atan": mpmath.atan,
+    "Abs": abs, "sign": mpmath.sign, "Heaviside": _heaviside, "Max": max, "Min": min,
+    "StrictLessThan": lambda a, b: a < b, "LessThan": lambda a, b: a <= b,
+    "StrictGreaterThan": lambda a, b: a > b, "GreaterThan": lambda a, b: a >= b,
+    "Equality": lambda a, b: a == b, "Unequality": lambda a, b: a != b,
+    "And": lambda *a: all(a), "Or": lambda *a: any(a), "Not": lambda a: not a,
+}
+
+
+def agreement_members(label: str) -> tuple:
+    """The methods a fallback reference was made from (empty for a high-precision one):
+    judging them against it would judge them against themselves.
+
+    >>> agreement_members("float64 agreement of exact methods (engine, torch; max rho 0.0e+00; "
+    ...                   "its members are not ranked against it)")
+    ('engine', 'torch')
+    >>> agreement_members(SYMBOLIC_LABEL)
+    ()
+    """
+    if not label.startswith(AGREEMENT_LABEL + " ("):
+        return ()
+    names = label[len(AGREEMENT_LABEL) + 2:].split(";")[0]
+    return tuple(n.strip() for n in names.split(",") if n.strip())
 
 
 def agreement_reference(problem, inputs, cotangent) -> Reference:
@@ -133,7 +208,7 @@ def agreement_reference(problem, inputs, cotangent) -> Reference:
         raise RuntimeError(f"no exact method could differentiate {problem.name!r} for a reference")
     base_name, base = next(iter(results.items()))
     spread = max((errors(g, base)["rho"] for g in results.values()), default=0.0)
-    label = f"{AGREEMENT_LABEL} ({', '.join(results)}; max rho {spread:.1e})"
+    label = f"{AGREEMENT_LABEL} ({', '.join(results)}; max rho {spread:.1e}; {MEMBERS_NOTE})"
     return Reference(tuple(np.asarray(v, dtype=np.float64) for v in base), label, 15)
 
 
@@ -182,7 +257,7 @@ def _cache_key(problem, size, seed, inputs, cotangent) -> str:
         h.update(repr(code.co_consts).encode())
         h.update(repr(code.co_names).encode())
     h.update(repr(problem.wrt).encode())
-    h.update(f"v{CACHE_VERSION}-{DIGITS}-{SYMBOLIC_LIMIT}-{MAX_TREE_OPS}".encode())
+    h.update(f"v{CACHE_VERSION}-{DIGITS}-{SYMBOLIC_LIMIT}-{MAX_DAG_EDGES}".encode())
     return f"{problem.name}-{size}-{seed}-{h.hexdigest()[:16]}"
 
 
@@ -211,10 +286,3 @@ def _load(path: pathlib.Path) -> Reference:
             arr = np.array([float(s) for s in v["data"]], dtype=np.float64)
         values.append(arr.reshape(v["shape"]))
     return Reference(tuple(values), doc["label"], doc["digits"])
-
-
-# SymPy's mpmath printer lacks a few functions used by nonsmooth problems.
-_MPMATH_EXTRA = {
-    "Heaviside": lambda x, h0=mpmath.mpf(1) / 2: h0 if x == 0 else (mpmath.mpf(1) if x > 0 else mpmath.mpf(0)),
-    "sign": mpmath.sign,
-}

@@ -73,11 +73,25 @@ def _sign(a):
 
 # numpy ufunc -> elementwise sympy function (object-dtype numpy would call a method
 # named like the ufunc, ``x.exp()``, which SymPy expressions do not have).
+def _unevaluated(func):
+    """``func(a)``, without SymPy's automatic evaluation when ``a`` is a compound expression:
+    ``tanh(u).eval`` asks assumptions (is ``u`` zero? negative?) of the whole of ``u``, which
+    for a long sum costs milliseconds per element and rewrites nothing."""
+    def f(a):
+        if isinstance(a, sympy.Basic) and a.args:
+            return func(a, evaluate=False)
+        return func(a)
+
+    return f
+
+
+_exp, _log = _unevaluated(sympy.exp), _unevaluated(sympy.log)
 _UNARY = {
-    np.exp: sympy.exp, np.log: sympy.log, np.sqrt: sympy.sqrt, np.sin: sympy.sin,
-    np.cos: sympy.cos, np.tan: sympy.tan, np.tanh: sympy.tanh, np.sinh: sympy.sinh,
-    np.cosh: sympy.cosh, np.arctan: sympy.atan, np.absolute: sympy.Abs, np.sign: _sign,
-    np.square: _square, np.log1p: lambda a: sympy.log(1 + a), np.expm1: lambda a: sympy.exp(a) - 1,
+    np.exp: _exp, np.log: _log, np.sqrt: sympy.sqrt, np.sin: _unevaluated(sympy.sin),
+    np.cos: _unevaluated(sympy.cos), np.tan: _unevaluated(sympy.tan),
+    np.tanh: _unevaluated(sympy.tanh), np.sinh: _unevaluated(sympy.sinh),
+    np.cosh: _unevaluated(sympy.cosh), np.arctan: _unevaluated(sympy.atan), np.absolute: sympy.Abs,
+    np.sign: _sign, np.square: _square, np.log1p: lambda a: _log(1 + a), np.expm1: lambda a: _exp(a) - 1,
 }
 _UNARY_UFUNCS = {k: _elementwise(v) for k, v in _UNARY.items()}
 _BINARY_UFUNCS = {
@@ -448,12 +462,22 @@ def _symbol_array(index: int, value) -> SymArray:
     return out.view(SymArray) if out.ndim else lift(out[()])
 
 
+def _is_integral(value) -> bool:
+    """An integer or boolean argument (a Python int/bool or an array of such)."""
+    if isinstance(value, (bool, int, np.integer, np.bool_)):
+        return True
+    return isinstance(value, np.ndarray) and value.dtype.kind in "biu"
+
+
 def symbols_like(args, wrt, constants: str = "numbers") -> SymbolicInputs:
     """Real SymPy symbols shaped like the differentiated ``args`` (named ``x<arg>_<i>_<j>``).
 
     The other arguments stay numbers (``constants="numbers"``: they are baked into the
     expression as constants) or become symbols too (``constants="symbols"``: still not
     differentiated, but given at evaluation time, so one derivation serves any data).
+    Integer and boolean arguments that are not differentiated stay numbers either way:
+    they are indices, counts and masks (``X[obs]``, ``int(k)``, ``range(n)``), which the
+    function needs as values to build its expression.
     A 0-d argument becomes a single symbol (``x<arg>``) in a 0-d ``SymArray``.
     """
     if constants not in ("numbers", "symbols"):
@@ -461,7 +485,7 @@ def symbols_like(args, wrt, constants: str = "numbers") -> SymbolicInputs:
     wrt = tuple(wrt)
     out, wrt_syms, const_idx, const_syms = list(args), [], [], []
     for i, a in enumerate(args):
-        if i in wrt or constants == "symbols":
+        if i in wrt or (constants == "symbols" and not _is_integral(a)):
             s = _symbol_array(i, a)
             out[i] = s
             if i in wrt:

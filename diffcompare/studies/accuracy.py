@@ -33,7 +33,8 @@ EXPECTED = (
 #: method class -> (backends, lower bound on rho or None, upper bound on rho (times kappa for
 #: the classes in SCALES_WITH_F))
 CLASSES = {
-    "exact": (("engine", "manual", "sympy", "sympy-cse", "jax-jit", "jax-eager", "torch"), None, 1e-13),
+    "exact": (("engine", "manual", "sympy", "sympy-cse", "sympy-reverse", "symengine", "jax-jit", "jax-eager",
+               "torch"), None, 1e-13),
     "complex-step": (("fd-complex-step",), None, 1e-13),
     "central": (("fd-central",), 1e-14, 1e-7),
     "forward": (("fd-forward",), 1e-11, 1e-5),

@@ -7,8 +7,9 @@ pays off after
 
     N* = (prepare_m - prepare_b) / (t_b - t_m)        (infinite when t_m >= t_b: never)
 
-gradients (0 when it is both cheaper to prepare and faster).  Pairs: ``sympy`` and
-``sympy-cse`` against the ``engine``, ``jax-jit`` against ``jax-eager`` (and against the
+gradients (0 when it is both cheaper to prepare and faster).  Pairs: ``sympy``,
+``sympy-cse``, ``sympy-reverse`` (reverse accumulation over the expression DAG: cheaper to
+prepare, the same kind of generated code) and ``symengine`` against the ``engine``, ``jax-jit`` against ``jax-eager`` (and against the
 engine), from the grid's prepare and gradient rows of every (problem, size) both ran.
 """
 from __future__ import annotations
@@ -30,7 +31,10 @@ EXPECTED = (
     "pays off after a finite number of calls, but the scalar-expanded code grows with n (and "
     "its preparation superlinearly), so at large n it may never pay off.")
 
-PAIRS = (("sympy", "engine"), ("sympy-cse", "engine"), ("jax-jit", "jax-eager"), ("jax-jit", "engine"))
+PAIRS = (("sympy", "engine"), ("sympy-cse", "engine"), ("sympy-reverse", "engine"), ("symengine", "engine"),
+         ("jax-jit", "jax-eager"), ("jax-jit", "engine"))
+#: the symbolic methods whose generated code shares subexpressions (judged alike)
+SHARED = ("sympy-cse", "sympy-reverse", "symengine")
 COLUMNS = ["problem", "size", "n_inputs", "method", "baseline", "prepare_s", "baseline_prepare_s",
            "t_method_s", "t_baseline_s", "saving_per_call_s", "breakeven_calls", "pays_off",
            "ops", "ops_cse", "swell"]
@@ -74,7 +78,7 @@ def analyze(results, pairs=PAIRS):
         for r in both.itertuples():
             n_star = breakeven_calls(r.prepare_s_m, r.prepare_s_b if pd.notna(r.prepare_s_b) else 0.0,
                                      r.gradient_s_m, r.gradient_s_b)
-            sizes = ops.get((r.problem, r.size), {}) if method.startswith("sympy") else {}
+            sizes = ops.get((r.problem, r.size), {}) if method.startswith(("sympy", "symengine")) else {}
             o, oc = sizes.get("expr_ops", np.nan), sizes.get("expr_ops_cse", np.nan)
             rows.append({"problem": r.problem, "size": r.size, "n_inputs": r.n_inputs_m, "method": method,
                          "ops": o, "ops_cse": oc, "swell": o / oc if oc and oc > 0 else np.nan,
@@ -107,9 +111,9 @@ def check(df) -> list:
         findings.append(no_data(name, expected, "no cells with both jax-jit and jax-eager"))
     else:
         findings.append(Finding(name, expected, _summary(rows), bool(rows.pays_off.all())))
-    for method in ("sympy-cse", "sympy"):
+    for method in SHARED + ("sympy",):
         name = f"{method} pays off against the engine on small problems"
-        if method == "sympy-cse":
+        if method in SHARED:
             expected = ("a finite N* at the smallest size of every problem (generated code beats graph "
                         "recording per call); at large n it may never pay off")
         else:
@@ -131,5 +135,9 @@ def check(df) -> list:
             text += "; swollen (not judged): " + ", ".join(
                 f"{r.problem} n={int(r.n_inputs)} ({fmt(r.swell)}x ops): {fmt(r.breakeven_calls)}"
                 for r in swollen.itertuples())
+        if method in SHARED[1:]:
+            prep = rows.groupby("problem").prepare_s.max()
+            text += "; largest preparation per problem: " + ", ".join(
+                f"{pr} {fmt(v)} s" for pr, v in prep.sort_values(ascending=False).head(4).items())
         findings.append(Finding(name, expected, text, bool(judged.pays_off.all()) if len(judged) else None))
     return findings

@@ -11,6 +11,12 @@ For k = 1..10 steps of x ← r x (1 - x) (``logistic_map``, r = 3.7), it records
   differentiated, its coefficients rounded to float64 and the sum lambdified), each against
   its exact value at 50 digits.
 
+Beside them, the DAG-keeping methods: ``sympy-reverse`` (reverse accumulation over the
+expression DAG: its program's operations, ``ops_gradient_reverse``, against the function's,
+``ops_function_reverse``) and ``symengine`` (per-variable diff in C++, CSE'd), per k and, in
+``mlp`` rows, per hidden width of ``mlp_tanh`` (where the tree size is *predicted* from the
+function's DAG, ``predicted_ops_gradient``, since measuring it takes minutes past width 4).
+
 Rows (``kind`` says which): ``size`` per k: ``k, ops_gradient, ops_gradient_cse,
 dag_nodes_gradient, prepare_sympy_s, prepare_sympy_cse_s, engine_nodes,
 engine_saved_bytes, expand_s, max_abs_coefficient, expanded_overflows (a coefficient
@@ -52,12 +58,16 @@ TIME_LIMIT_S = 20.0
 DIGITS = 50
 
 
-def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_LIMIT_S):
+def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_LIMIT_S, widths=None):
+    """The study's rows.  ``ks``: steps of the logistic map (default by ``quick``);
+    ``widths``: MLP widths (default by ``quick``; none when ``ks`` is given, a look at the
+    logistic map alone)."""
     import pandas as pd
 
     from .. import backends, problems
 
     problem = problems.get(PROBLEM)
+    ks_given = ks is not None
     ks = tuple(ks) if ks is not None else (QUICK_KS if quick else KS)
     engine = backends.get("engine")
     rows, acc_rows = [], []
@@ -76,7 +86,8 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
         else:
             t_all = time.perf_counter()
             for name, key in (("sympy-cse", "prepare_sympy_cse_s"), ("sympy", "prepare_sympy_s")):
-                backend = backends.get(name)
+                # the study's own time limit decides what runs: the backends' guards are lifted
+                backend = backends.get(name, max_tree_ops=100_000, max_diff_ops=10 ** 7)
                 try:
                     t0 = time.perf_counter()
                     prep = backends.checked_prepare(backend, problem, inputs)
@@ -89,6 +100,12 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
                 except backends.BackendError as exc:
                     notes.append(f"{name}: {exc.detail}")
             last["symbolic"] = time.perf_counter() - t_all
+        # the DAG-keeping methods: always cheap here
+        for name, key in (("sympy-reverse", "reverse"), ("symengine", "symengine")):
+            info = _prepare_info(name, problem, inputs, row, key, notes)
+            if info is not None:
+                row[f"ops_gradient_{key}"] = info.get("ops_gradient_cse")
+                row[f"ops_function_{key}"] = info.get("ops_function_cse", info.get("ops_function"))
         # accuracy of the nested and the expanded forms
         nested = _nested_values(problem, k, notes)
         if last["expand"] > time_limit_s:
@@ -112,11 +129,91 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
             row["status"] = "partial"
             row["message"] = "; ".join(notes)
         rows.append(row)
-    columns = ["kind", "k", "ops_gradient", "ops_gradient_cse", "dag_nodes_gradient",
-               "prepare_sympy_s", "prepare_sympy_cse_s", "engine_nodes", "engine_saved_bytes",
-               "expand_s", "max_abs_coefficient", "expanded_overflows", "form", "x0", "value", "exact", "rel_error",
-               "status", "message"]
-    return pd.DataFrame(rows + acc_rows, columns=columns)
+    # quick: sympy-cse on the MLP only where predicted to take a second or two
+    if widths is None:
+        widths = () if ks_given else (QUICK_WIDTHS if quick else WIDTHS)
+    mlp_rows = _mlp_rows(widths, min(time_limit_s, 2.0) if quick else time_limit_s)
+    return pd.DataFrame(rows + acc_rows + mlp_rows, columns=COLUMNS)
+
+
+#: columns of the DAG-keeping methods (logistic-map rows) and of the MLP rows
+NEW_COLUMNS = ["ops_function_reverse", "ops_gradient_reverse", "prepare_reverse_s",
+               "ops_function_symengine", "ops_gradient_symengine", "prepare_symengine_s",
+               "width", "n_inputs", "ops_function", "ops_function_cse", "predicted_ops_gradient"]
+COLUMNS = ["kind", "k", "ops_gradient", "ops_gradient_cse", "dag_nodes_gradient",
+           "prepare_sympy_s", "prepare_sympy_cse_s", "engine_nodes", "engine_saved_bytes",
+           "expand_s", "max_abs_coefficient", "expanded_overflows", "form", "x0", "value", "exact", "rel_error",
+           "status", "message"] + NEW_COLUMNS
+MLP = "mlp_tanh"
+WIDTHS = (1, 2, 4, 8, 16)
+QUICK_WIDTHS = (1, 4)
+
+
+def _prepare_info(name, problem, inputs, row, key, notes):
+    """Prepare ``name`` on ``inputs``; its time goes to ``row[f"prepare_{key}_s"]``."""
+    from .. import backends
+
+    backend = backends.get(name)
+    if not backend.available():
+        notes.append(f"{name}: unavailable ({backend.available().reason})")
+        return None
+    try:
+        t0 = time.perf_counter()
+        prepared = backends.checked_prepare(backend, problem, inputs)
+        row[f"prepare_{key}_s"] = time.perf_counter() - t0
+        return prepared.info
+    except backends.BackendError as exc:
+        notes.append(f"{name}: {exc.detail}")
+        return None
+
+
+def _mlp_rows(widths, time_limit_s):
+    """The MLP (``mlp_tanh``) by hidden width: the gradient's tree size (``sympy``, predicted
+    from the function's DAG -- measuring it takes minutes past width 4), its CSE'd size
+    (``sympy-cse``, while predicted to take under ``time_limit_s``), the reverse program's
+    size, SymEngine's CSE'd size and the engine's node count, side by side."""
+    from .. import backends, problems
+    from ..backends.symbolic import SympyBackend
+
+    problem = problems.get(MLP)
+    engine = backends.get("engine")
+    rows = []
+    for width in widths:
+        inputs = problem.inputs(width, seed=0)
+        row = {"kind": "mlp", "width": width, "status": "ok", "message": None,
+               "n_inputs": int(sum(np.size(inputs[i]) for i in problem.wrt))}
+        notes = []
+        stats = engine.graph_stats(engine.prepare(problem, inputs), inputs)
+        row.update(engine_nodes=stats["nodes"], engine_saved_bytes=stats["saved_bytes"])
+        info = _prepare_info("sympy-reverse", problem, inputs, row, "reverse", notes)
+        if info is not None:
+            row.update(ops_function=info["ops_function"], ops_function_reverse=info["ops_function_cse"],
+                       ops_gradient_reverse=info["ops_gradient_cse"],
+                       predicted_ops_gradient=_predicted(problem, inputs))
+        predicted_s = (row.get("predicted_ops_gradient") or np.inf) * SympyBackend.seconds_per_op
+        if predicted_s <= time_limit_s:
+            info = _prepare_info("sympy-cse", problem, inputs, row, "sympy_cse", notes)
+            if info is not None:
+                row.update(ops_function_cse=info.get("ops_function_cse"),
+                           ops_gradient_cse=info.get("ops_gradient_cse"), ops_gradient=info.get("ops_gradient"))
+        else:
+            notes.append(f"sympy-cse not run: predicted up to {predicted_s:.0f} s > {time_limit_s:g} s")
+        info = _prepare_info("symengine", problem, inputs, row, "symengine", notes)
+        if info is not None:
+            row.update(ops_function_symengine=info.get("ops_function"),
+                       ops_gradient_symengine=info.get("ops_gradient_cse"))
+        if notes:
+            row["message"] = "; ".join(notes)
+        rows.append(row)
+    return rows
+
+
+def _predicted(problem, inputs):
+    from ..backends.symbolic import predict_gradient_ops
+    from ..problems.symbolic import symbols_like, sympy_xp
+
+    s = symbols_like(inputs, problem.wrt, constants="symbols")
+    return predict_gradient_ops([problem.fn(sympy_xp, *s.args)], s.wrt_flat)
 
 
 # --- the two forms ------------------------------------------------------------------
@@ -285,6 +382,24 @@ def check(df) -> list:
                                 f"{fmt(last.prepare_sympy_cse_s)} s (k={int(both.k.iloc[0])}: "
                                 f"{fmt(both.prepare_sympy_s.iloc[0])} s and {fmt(both.prepare_sympy_cse_s.iloc[0])} s)",
                                 last.prepare_sympy_s > last.prepare_sympy_cse_s))
+    name = "reverse accumulation keeps the cheap-gradient bound"
+    expected = ("the reverse program (sympy-reverse) has at most 5x the operations of the function's "
+                "DAG at every k of the logistic map and every MLP width, while per-variable diff + CSE "
+                "(sympy-cse) grows faster than the function on the MLP")
+    rev = df.dropna(subset=["ops_gradient_reverse", "ops_function_reverse"]) \
+        if "ops_gradient_reverse" in df else df.iloc[0:0]
+    if rev.empty:
+        findings.append(no_data(name, expected, "no sympy-reverse sizes"))
+    else:
+        ratio = rev.ops_gradient_reverse.astype(float) / rev.ops_function_reverse.astype(float)
+        mlp = df[(df.kind == "mlp")].dropna(subset=["ops_gradient_cse", "ops_function_cse"]) \
+            if "width" in df else df.iloc[0:0]
+        cse_ratio = (mlp.ops_gradient_cse.astype(float) / mlp.ops_function_cse.astype(float)).to_numpy()
+        text = (f"reverse gradient/function ops {fmt(ratio.min())}..{fmt(ratio.max())} over {len(rev)} sizes"
+                + (f"; sympy-cse on the MLP (widths {', '.join(str(int(w)) for w in mlp.width)}): "
+                   f"{', '.join(fmt(r) for r in cse_ratio)}" if len(mlp) else ""))
+        grows = len(cse_ratio) < 2 or bool(cse_ratio[-1] > cse_ratio[0])
+        findings.append(Finding(name, expected, text, bool((ratio <= 5).all()) and grows))
     skipped = sizes[sizes.status != "ok"]
     if len(skipped):
         findings.append(Finding("every k measured", "all k within the time limit",

@@ -69,11 +69,13 @@ CONVENTIONS = {
     "jax-eager": (0.5, 1.0, _split, _SPLIT_ABS1),
     "sympy": (0.5, 0.0, _half, _HEAVISIDE),
     "sympy-cse": (0.5, 0.0, _half, _HEAVISIDE),
+    "sympy-reverse": (0.5, 0.0, _half, _HEAVISIDE),      # sympy's local derivatives of Max and Abs
     "fd-central": (0.5, 0.0, _half, _AVERAGE),
     "fd-richardson": (0.5, 0.0, _half, _AVERAGE),
     "fd-forward": (1.0, 1.0, _one, _RIGHT),
 }
-REFUSES = {"fd-complex-step": "refuses nonsmooth problems (complex abs/max give silently wrong derivatives)"}
+REFUSES = {"fd-complex-step": "refuses nonsmooth problems (complex abs/max give silently wrong derivatives)",
+           "symengine": "refuses nonsmooth problems (SymEngine leaves d Max, d Abs unevaluated)"}
 OP_CONVENTION = 0.0     # relu'(0) of the dedicated relu operations
 
 
