@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .catalog import is_exact
+from ..measure.accuracy import agreement_members
 
 #: The criteria, in the order rows come out.
 CRITERIA = ("fastest exact", "most accurate", "least memory")
@@ -96,6 +97,14 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
     rows = group
     if criterion == "fastest exact":
         rows = rows[rows["family"].map(is_exact)]
+    elif criterion == "most accurate" and "reference" in rows:
+        # a method is never ranked against a reference made from its own agreement
+        judged_by_self = [r["reference"] and r["backend"] in agreement_members(str(r["reference"]))
+                          for _, r in rows.iterrows()]
+        if any(judged_by_self):
+            left = sorted(set(rows[judged_by_self]["backend"]))
+            notes.append(f"not ranked against their own agreement: {', '.join(left)}")
+            rows = rows[[not j for j in judged_by_self]]
     without = sorted(set(rows["backend"]) - set(rows[rows[measure].notna()]["backend"]))
     rows = rows[rows[measure].notna()]
     if rows.empty:

@@ -87,3 +87,22 @@ def test_nothing_to_compare_and_bad_criteria():
     assert list(winners(pd.DataFrame()).columns) == WINNER_COLUMNS
     with pytest.raises(ValueError, match="unknown criteria"):
         winners(pd.DataFrame([_cell("engine", "engine")]), criteria=["prettiest"])
+
+
+def test_members_of_an_agreement_reference_are_not_ranked_against_it():
+    import pandas as pd
+
+    from diffcompare.results import winners
+
+    agreement = ("float64 agreement of exact methods (engine, torch; max rho 0.0e+00; "
+                 "its members are not ranked against it)")
+    base = dict(problem="p", size=4, seed=0, dtype="float64", status="ok", reference=agreement)
+    cells = pd.DataFrame([
+        dict(base, backend="engine", family="engine", error_rho=0.0),
+        dict(base, backend="torch", family="torch", error_rho=0.0),
+        dict(base, backend="fd-central", family="finite-difference", error_rho=1e-10),
+        dict(base, backend="jax-jit", family="jax", error_rho=2e-16),
+    ])
+    row = winners(cells, criteria=("most accurate",)).iloc[0]
+    assert row["winners"] == ("jax-jit",) and set(row["compared"]) == {"jax-jit", "fd-central"}
+    assert "not ranked against their own agreement: engine, torch" in row["note"]
