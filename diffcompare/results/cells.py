@@ -30,13 +30,15 @@ CELL = list(CELL_COLUMNS)
 
 #: Which column of which phase's ok row becomes which column of the cells table.
 PHASE_MEASURES = {
-    "prepare": {"time_median_s": "prepare_s", "expr_ops": "expr_ops", "expr_ops_cse": "expr_ops_cse"},
+    "prepare": {"time_median_s": "prepare_s", "expr_ops": "expr_ops", "expr_ops_cse": "expr_ops_cse",
+                "prepared_bytes": "prepared_bytes"},
     "function": {"time_median_s": "function_s"},
     "gradient": {"time_median_s": "gradient_s", "time_iqr_s": "gradient_iqr_s",
                  "time_min_s": "gradient_min_s", "peak_bytes": "peak_bytes",
                  "memory_source": "memory_source", "saved_graph_bytes": "saved_graph_bytes",
                  "evaluations": "evaluations", "n_inputs": "n_inputs", "error_rel": "error_rel",
-                 "error_rho": "error_rho", "reference": "reference", "device": "device"},
+                 "error_rho": "error_rho", "reference": "reference", "device": "device",
+                 "compute_dtype": "compute_dtype"},
     "hvp": {"time_median_s": "hvp_s"},
 }
 #: The cells table's columns, in order (``ratio`` = gradient_s / function_s).
@@ -44,7 +46,7 @@ CELLS_TABLE_COLUMNS = CELL + ["family", "status", "message"] + [
     c for m in PHASE_MEASURES.values() for c in m.values()] + ["gradient_q1_s", "gradient_q3_s", "ratio"]
 _NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient_min_s", "hvp_s",
             "gradient_q1_s", "gradient_q3_s",
-            "peak_bytes", "saved_graph_bytes", "evaluations", "n_inputs", "error_rel", "error_rho",
+            "peak_bytes", "prepared_bytes", "saved_graph_bytes", "evaluations", "n_inputs", "error_rel", "error_rho",
             "expr_ops", "expr_ops_cse")
 
 
@@ -199,7 +201,8 @@ def median_over_seeds(cells):
     if ok.empty:
         return ok.drop(columns=["seed"])
     numeric = [c for c in ok.columns if ok[c].dtype.kind == "f"]
-    first = [c for c in ("family", "status", "message", "memory_source", "reference", "device")
+    first = [c for c in ("family", "status", "message", "memory_source", "reference", "device",
+                         "compute_dtype")
              if c in ok.columns]
     agg = {c: "median" for c in numeric}
     agg.update({c: "first" for c in first})

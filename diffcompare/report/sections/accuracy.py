@@ -169,10 +169,14 @@ def _grid_float32(data) -> Markup:
     rows = []
     for (prob, size, b), g in ok.groupby(["problem", "size", "backend"], sort=False):
         e64 = g[g["dtype"] == "float64"]["error_rho"]
-        e32 = g[g["dtype"] == "float32"]["error_rho"]
-        if len(e64) and len(e32):
+        f32 = g[g["dtype"] == "float32"]
+        if len(e64) and len(f32):
+            computed = str(f32["compute_dtype"].iloc[0]) if "compute_dtype" in f32 else "float32"
+            # a float32 cell the method computed in float64 is not a float32 result: say so
+            upcast = (tag("span", f" (computed in {computed})", class_="warn")
+                      if computed not in ("float32", "nan", "None") else "")
             rows.append([tag("span", prob, class_="name"), int(size), b, fmt_error(e64.iloc[0]),
-                         fmt_error(e32.iloc[0])])
+                         join(fmt_error(f32["error_rho"].iloc[0]), upcast)])
     failed = cells[(cells["dtype"] == "float32") & (cells["status"] != "ok")]
     extra = (p(f"{len(failed)} float32 cells did not finish ok: ",
                ", ".join(f"{r.problem}/{r.size}/{r.backend} ({r.status})" for r in failed.itertuples()))
