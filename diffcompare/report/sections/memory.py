@@ -17,9 +17,12 @@ def build(data) -> Section:
     parts = [tag("h3", "Peak memory of one gradient"),
              p("Peak bytes allocated during one gradient call, per method, against the problem size "
                "(log-log). How it was measured differs by method — the ", code("memory_source"),
-               " column, listed under the plot: Python's ", code("tracemalloc"),
-               " sees NumPy's allocations (engine, SymPy's generated code, finite differences), not "
-               "those of JAX's or torch's own allocators; where no source could measure, the cell says so."),
+               " column, listed under the plot: ", code("memray-native"), " tracks every allocation, "
+               "native ones included, so NumPy, XLA (JAX on the CPU) and torch are on one scale; "
+               "without memray only ", code("tracemalloc"), " measures, which sees NumPy's "
+               "allocations but not JAX's or torch's; where no source could measure, the cell says so. "
+               "The last column is what the prepared state keeps between calls (compiled "
+               "executables, generated code, device copies)."),
              figure(svg, join("Peak bytes of one gradient (float64), by the source in the table below.",
                               _unmeasured(data, measured)),
                     empty="no problem has peak-memory measurements at two or more sizes."),
@@ -55,9 +58,10 @@ def _sources(data) -> Markup:
         srcs = sub["memory_source"].fillna("(none recorded)").astype(str).value_counts()
         rows.append([tag("span", b, class_="name"),
                      ", ".join(f"{s} ({n} cells)" for s, n in srcs.items()),
-                     fmt_bytes(sub["peak_bytes"].min()), fmt_bytes(sub["peak_bytes"].max())])
-    return scroll(table(["method", "memory source", "smallest peak", "largest peak"], rows,
-                        num_cols={2, 3}, cls="compact"))
+                     fmt_bytes(sub["peak_bytes"].min()), fmt_bytes(sub["peak_bytes"].max()),
+                     fmt_bytes(sub["prepared_bytes"].max()) if "prepared_bytes" in sub else "—"])
+    return scroll(table(["method", "memory source", "smallest peak", "largest peak",
+                         "prepared state keeps (largest)"], rows, num_cols={2, 3, 4}, cls="compact"))
 
 
 def _saved_table(ok) -> Markup:
