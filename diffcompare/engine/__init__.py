@@ -27,3 +27,7 @@ __all__ = [
     "reshape", "sigmoid", "sin", "softmax", "split", "sqrt", "squeeze", "stack", "sub", "sum",
     "swapaxes", "tanh", "transpose", "unbind", "where",
 ]
+
+from .compiler import compile  # noqa: E402  (imports the engine's modules above)
+
+__all__ += ["compile"]
