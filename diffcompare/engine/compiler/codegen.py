@@ -92,7 +92,7 @@ class Program:
                 if id(t) in self._names or self._inlined(t):
                     continue
                 hit = grad_names.get(id(t))
-                if hit is not None and id(hit[1]) in self._names:
+                if hit is not None and id(hit[1]) in self._names and s.phase == "backward":
                     take(t, "g_" + self._names[id(hit[1])])
                 else:
                     take(t, f"t{next(counter)}")
@@ -143,6 +143,8 @@ class Program:
 
     def _key(self, key):
         items = key if type(key) is tuple else (key,)
+        if len(items) > 1 and items[-1] is Ellipsis and all(type(k) is slice for k in items[:-1]):
+            items = items[:-1]                  # x[1:, ...] is x[1:]
         parts = []
         for k in items:
             if type(k) is slice:
@@ -214,6 +216,14 @@ class Program:
                 if any(self._inlined(t) for t in s.outs):
                     continue
             targets = ", ".join(self._names.get(id(t), "_") for t in s.outs)
+            if s.op == ("call", "index_add"):       # zeros, with the gradient written at the index
+                g, key, shape, accumulate = s.args
+                dtype = s.outs[0].dtype
+                zeros = f"np.zeros({self._arg(shape)}" + ("" if dtype == np.float64 else f", np.{dtype.name}") + ")"
+                lines.append(f"    {targets} = {zeros}")
+                lines.append(f"    np.add.at({targets}, {self._arg(key)}, {self._arg(g)})" if accumulate
+                             else f"    {targets}[{self._key(key)}] = {self._arg(g)}")
+                continue
             if len(s.outs) == 1 and type(s.outs) is list and s.op == ("call", "split"):
                 targets += ","
             lines.append(f"    {targets} = {self._expr(s)}")

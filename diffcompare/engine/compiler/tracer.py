@@ -179,6 +179,13 @@ _IDENTITY_LEFT = {"mul": 1, "add": 0}
 
 def _simplify(op, args, value):
     """``x * 1``, ``x + 0``, ``x ** 1``... are ``x`` itself (exactly, in IEEE arithmetic)."""
+    if op == "mul" and len(args) == 2:             # x * -1 is -x
+        for other, const in ((args[0], args[1]), (args[1], args[0])):
+            if (type(other) is Tracer and type(const) is not Tracer
+                    and other.value.shape == np.shape(value) and other.value.dtype == np.result_type(value)):
+                c = np.asarray(const)
+                if c.size and _uniform(c) and c.flat[0] == -1:
+                    return -other
     if op in _IDENTITY_RIGHT and len(args) == 2:
         for other, const, table in ((args[0], args[1], _IDENTITY_RIGHT), (args[1], args[0], _IDENTITY_LEFT)):
             if (type(other) is Tracer and op in table and type(const) is not Tracer
@@ -403,8 +410,8 @@ class Tracer:
         name = func.__name__
         if name in _CONCRETE_FUNCTIONS:              # facts about shape and dtype
             return func(*concrete(args), **kwargs)
-        if name in _INPLACE_FUNCTIONS:
-            _no_inplace(f"np.{name}")(self)
+        if name in _INPLACE_FUNCTIONS:   # the engine's in-place ops (+=, x[i] = v, add_) end here
+            _no_inplace(f"np.{name}: an in-place update such as `+=`, `x[i] = v` or `.add_()`")(self)
         if name not in _NUMPY_FUNCTIONS:
             raise TraceError(f"compile: np.{name} on a traced value ({user_line()}) is not "
                              "supported by the tracer; write it with the engine's ops.")

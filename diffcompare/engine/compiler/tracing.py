@@ -117,12 +117,12 @@ def trace(fn, arrays, names, wrt, takes_xp):
         if not isinstance(out, Tensor):
             raise TraceError(f"compile: the function returned a {type(out).__name__}, not a "
                              "Tensor; return the value computed with the engine's ops.")
-        if out.data.size != 1:
+        if wrt and out.data.size != 1:
             raise TraceError(f"compile: the function's value has shape {out.shape}; compile "
                              "differentiates a scalar: reduce it (e.g. .sum()) first.")
         tr.phase = "backward"
         wrt_tensors = [tensors[i] for i in wrt]
-        if out._requires_grad:
+        if wrt and out._requires_grad:
             roots = autograd._roots((out,), (None,), False)
             keys = autograd._capture_keys(wrt_tensors)
             grads = autograd._execute(roots, False, False, captures=keys)
