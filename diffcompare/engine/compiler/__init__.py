@@ -15,13 +15,26 @@ left, that a person can read:
 >>> W1, b1 = rng.standard_normal((10, 50)), np.zeros(50)
 >>> W2, b2 = rng.standard_normal((50, 1)), np.zeros(1)
 >>> value, (gW1, gb1, gW2, gb2) = g(X, W1, b1, W2, b2, Y)
->>> print(g.source)                                      # doctest: +ELLIPSIS
+>>> print(g.source)
 def loss_and_grad(X, W1, b1, W2, b2, Y):
     t1 = X @ W1
-    ...
-    g_W1 = X.T @ g_t2
+    t2 = t1 + b1
+    t3 = np.maximum(t2, 0)
+    t4 = t3 @ W2
+    t5 = t4 + b2
+    t6 = t5 - Y
+    t7 = t6 ** 2.0
+    t8 = t7.sum()
+    value = t8 / 64
+    # backward: the recorded graph in reverse order
+    g_t6 = 0.03125 * t6
+    g_b2 = g_t6.sum(axis=0)
+    g_t3 = g_t6 @ W2.T
+    g_W2 = t3.T @ g_t6
+    g_t2 = g_t3 * (t3 > 0)
     g_b1 = g_t2.sum(axis=0)
-    return t8, (g_W1, g_b1, g_W2, g_b2)
+    g_W1 = X.T @ g_t2
+    return value, (g_W1, g_b1, g_W2, g_b2)
 <BLANKLINE>
 
 Tracing happens on the first call for each signature (shapes and dtypes of
