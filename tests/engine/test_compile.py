@@ -205,3 +205,14 @@ def test_stats_and_source_before_a_call():
     assert s["forward_steps"] == 9 and s["backward_steps"] == 11 and s["guards"] == 0
     # the backward reads X, W2, the relu output and the residual: (32x10 + 20x1 + 32x20 + 32x1) doubles
     assert s["saved_bytes"] == 8 * (32 * 10 + 20 + 32 * 20 + 32)
+
+
+def test_math_of_seed001_shows_the_matrix_formulas():
+    g = compile(seed001, wrt=WRT)
+    g(*_seed001_inputs(8, 3, 4))
+    m = g.math()
+    backward = m.split("backward")[1]
+    assert "∂W1 = Xᵀ ∂t2" in backward and re.search(r"∂W2 = t\d+ᵀ ∂t\d+", backward)
+    assert re.search(r"∂b1 = 𝟙ᵀ ∂t\d+", backward) and re.search(r"∂b2 = 𝟙ᵀ ∂t\d+", backward)
+    assert re.search(r"∂t2 = ∂t\d+ ⊙ relu′\(t2\)", backward)
+    assert "t3 = relu(t2)" in m and "L = t8 / 8" in m
