@@ -135,13 +135,16 @@ def fmt(seconds):
     return f"{seconds * 1e6:9.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:9.2f} ms"
 
 
-def part1(sizes, samples, min_time):
+def part1(sizes, samples, min_time, only=None):
     from diffcompare.engine import compile
 
     print("Seed 001: value + gradients of W1, b1, W2, b2 (medians, ratios to manual)")
     for shape in sizes:
         args = make_data(*shape)
         contenders, g = seed001_contenders(args)
+        if only:
+            keep = {"manual", "engine-compiled", *only.split(",")}
+            contenders = {n: f for n, f in contenders.items() if n in keep}
         check(contenders)
         med = round_robin(contenders, samples, min_time)
         base = med["manual"]
@@ -188,6 +191,8 @@ def main(argv=None):
     ap.add_argument("--sizes", default="1x3x4,64x10x50,1000x784x50")
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.02)
+    ap.add_argument("--contenders", default=None,
+                    help="comma-separated subset for part 1 (manual and engine-compiled always run)")
     ap.add_argument("--no-catalog", action="store_true")
     ap.add_argument("--catalog-only", action="store_true")
     a = ap.parse_args(argv)
@@ -195,7 +200,7 @@ def main(argv=None):
     print(f"numpy {np.__version__}, python {sys.version.split()[0]}, one thread, "
           f"pinned to CPU {sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'}")
     if not a.catalog_only:
-        part1(sizes, a.samples, a.min_time)
+        part1(sizes, a.samples, a.min_time, a.contenders)
     if not a.no_catalog:
         part2(a.samples, a.min_time)
 

@@ -59,7 +59,7 @@ def test_seed001_equals_torch():
 def test_seed001_source_reads_like_handwritten_backprop():
     g = compile(seed001, wrt=WRT)
     g(*_seed001_inputs(8, 3, 4))
-    src = g.source
+    src = g.ssa_source
     body = src.split("# backward")[1]
     # a transpose-matmul for each weight, a sum over the batch for each bias, the relu mask
     assert re.search(r"g_W1 = X\.T @ g_\w+", body)
@@ -72,6 +72,10 @@ def test_seed001_source_reads_like_handwritten_backprop():
     # the gradient of X is not asked for, so X.T appears once and nothing computes X's gradient
     assert "g_X" not in src
     assert src.startswith("def seed001_and_grad(X, W1, b1, W2, b2, Y):")
+    # what runs: the same steps, dead intermediates' buffers reused in place
+    run = g.source
+    assert "t1 = X @ W1\n    t1 += b1\n    np.maximum(t1, 0, out=t1)\n" in run
+    assert re.search(r"g_W1 = X\.T @ g_\w+", run) and run.count(".sum(axis=0)") == 2
 
 
 def test_cached_per_signature_and_retraced_for_a_new_shape():

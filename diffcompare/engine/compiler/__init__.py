@@ -15,7 +15,7 @@ left, that a person can read:
 >>> W1, b1 = rng.standard_normal((10, 50)), np.zeros(50)
 >>> W2, b2 = rng.standard_normal((50, 1)), np.zeros(1)
 >>> value, (gW1, gb1, gW2, gb2) = g(X, W1, b1, W2, b2, Y)
->>> print(g.source)
+>>> print(g.ssa_source)                  # one name per value; g.source reuses buffers
 def loss_and_grad(X, W1, b1, W2, b2, Y):
     t1 = X @ W1
     t2 = t1 + b1
@@ -36,6 +36,25 @@ def loss_and_grad(X, W1, b1, W2, b2, Y):
     g_W1 = X.T @ g_t2
     return value, (g_W1, g_b1, g_W2, g_b2)
 <BLANKLINE>
+>>> print(g.math())
+forward:
+  t1 = X W1
+  t2 = t1 + b1
+  t3 = relu(t2)
+  t4 = t3 W2
+  t5 = t4 + b2
+  t6 = t5 − Y
+  t7 = t6²
+  t8 = Σ t7
+  L = t8 / 64
+backward (∂v means ∂L/∂v):
+  ∂t6 = 0.03125·t6
+  ∂b2 = 𝟙ᵀ ∂t6
+  ∂t3 = ∂t6 W2ᵀ
+  ∂W2 = t3ᵀ ∂t6
+  ∂t2 = ∂t3 ⊙ relu′(t2)
+  ∂b1 = 𝟙ᵀ ∂t2
+  ∂W1 = Xᵀ ∂t2
 
 Tracing happens on the first call for each signature (shapes and dtypes of
 the arguments) and is cached, as ``jax.jit`` does.  Python control flow is
@@ -84,7 +103,15 @@ class _Variant:
         self.value = Program(trace, [value], ["value"], func_name, value_only=True)
         self.trace = trace
         self.codegen_s = time.perf_counter() - start
+        self._readable = None
         self.trace_s = trace_s
+
+    @property
+    def readable(self):
+        """The program with one name per value (no buffer reuse): for reading and for math()."""
+        if self._readable is None:
+            self._readable = self.grad.without_reuse()
+        return self._readable
 
 
 class CompiledGradient:
@@ -188,8 +215,16 @@ class CompiledGradient:
 
     @property
     def source(self) -> str:
-        """The generated value-and-gradient function (of the latest trace) as Python text."""
+        """The generated value-and-gradient function that runs (latest trace), as Python text.
+
+        Elementwise steps write into a dead operand's buffer (``t1 += b1``, ``out=``) where
+        that is safe; ``ssa_source`` is the same program with one name per value."""
         return self._variant().grad.source
+
+    @property
+    def ssa_source(self) -> str:
+        """The program with one name per value and no buffer reuse: the easiest to read."""
+        return self._variant().readable.source
 
     @property
     def value_source(self) -> str:

@@ -26,6 +26,27 @@ _VIEWS = {("method", "T"), ("method", "reshape"), ("method", "transpose"), ("met
           "getitem", ("call", "broadcast_to"), ("call", "transpose"), ("call", "moveaxis"),
           ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape")}
 _HELPERS = {"sum_to": "sum_to", "index_add": "index_add"}
+_AUGMENTED = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "pow": "**="}
+_OPERATOR_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                    "pow": "power", "neg": "negative"}
+_ELEMENTWISE_UFUNCS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "maximum", "minimum", "absolute",
+                       "negative", "sign", "add", "subtract", "multiply", "true_divide", "power"}
+
+
+def _ufunc_of(s):
+    """The NumPy ufunc an elementwise step calls (None for any other step)."""
+    if s.op in _OPERATOR_UFUNCS:
+        return _OPERATOR_UFUNCS[s.op]
+    if type(s.op) is tuple and s.op[0] == "ufunc" and s.op[2] == "__call__" and s.op[1] in _ELEMENTWISE_UFUNCS:
+        return s.op[1]
+    return None
+
+
+def _fresh(step):
+    """Whether the step's result is a new array nobody else holds (safe to overwrite)."""
+    return (_ufunc_of(step) is not None or step.op == "matmul" or step.op[0] == "reduce"
+            or step.op in (("call", "where"), ("method", "astype"), ("method", "copy"),
+                           ("call", "index_add")))
 _COUNTER = itertools.count()
 
 
@@ -47,9 +68,11 @@ def live_steps(outputs, include_guards, steps):
 class Program:
     """One generated function: its source, its compiled code, and facts about it."""
 
-    def __init__(self, trace, outputs, out_names, func_name, grad_names=None, value_only=False):
+    def __init__(self, trace, outputs, out_names, func_name, grad_names=None, value_only=False,
+                 reuse_buffers=True):
         self.trace = trace
         self.value_only = value_only
+        self._spec = (outputs, out_names, func_name, grad_names)
         phases = ("forward",) if value_only else ("forward", "backward")
         self.steps = live_steps(outputs, True, [s for s in trace.steps if s.phase in phases])
         self.namespace = {"np": np, "sum_to": dual.sum_to_array,
@@ -60,6 +83,7 @@ class Program:
             for t in s.tracers():
                 self._uses[id(t)] = self._uses.get(id(t), 0) + 1
         self._consts = {}
+        self.reuse = self._plan_reuse(outputs) if reuse_buffers else {}
         self._assign_names(outputs, out_names, grad_names or {})
         self.source = self._write(func_name, outputs, out_names)
         filename = f"<diffcompare.compile {func_name} #{next(_COUNTER)}>"
@@ -92,10 +116,43 @@ class Program:
                 if id(t) in self._names or self._inlined(t):
                     continue
                 hit = grad_names.get(id(t))
-                if hit is not None and id(hit[1]) in self._names and s.phase == "backward":
+                x = self.reuse.get(id(s))
+                if x is not None and (hit is None or s.phase != "backward"):
+                    self._names[id(t)] = self._names[id(x)]     # written into x's buffer
+                elif hit is not None and id(hit[1]) in self._names and s.phase == "backward":
                     take(t, "g_" + self._names[id(hit[1])])
                 else:
                     take(t, f"t{next(counter)}")
+
+    def without_reuse(self) -> "Program":
+        """The same steps with one name per value and no buffer written twice (for reading)."""
+        outputs, out_names, func_name, grad_names = self._spec
+        return Program(self.trace, outputs, out_names, func_name, grad_names, self.value_only,
+                       reuse_buffers=False)
+
+    def _plan_reuse(self, outputs):
+        """Elementwise steps that may write into an operand's buffer: the operand is a fresh
+        array of the same shape and dtype, this step is its last use, nothing views it, and it
+        is not an output.  ``{id(step): operand}``."""
+        last, viewed = {}, set()
+        for i, s in enumerate(self.steps):
+            for t in s.tracers():
+                last[id(t)] = i
+            if s.op in _VIEWS:
+                viewed.update(id(t) for t in s.tracers())
+        protected = {id(o) for o in outputs if type(o) is Tracer}
+        reuse = {}
+        for i, s in enumerate(self.steps):
+            if _ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0:
+                continue
+            out = s.outs[0]
+            for x in s.args:
+                if (type(x) is Tracer and x.step is not None and _fresh(x.step) and x.ndim
+                        and last[id(x)] == i and id(x) not in viewed and id(x) not in protected
+                        and x.shape == out.shape and x.dtype == out.dtype and not self._inlined(x)):
+                    reuse[id(s)] = x
+                    break
+        return reuse
 
     def _inlined(self, t):
         op = t.step.op
@@ -216,6 +273,9 @@ class Program:
                 if any(self._inlined(t) for t in s.outs):
                     continue
             targets = ", ".join(self._names.get(id(t), "_") for t in s.outs)
+            if id(s) in self.reuse:
+                lines.append("    " + self._in_place(s, targets))
+                continue
             if s.op == ("call", "index_add"):       # zeros, with the gradient written at the index
                 g, key, shape, accumulate = s.args
                 dtype = s.outs[0].dtype
@@ -236,6 +296,23 @@ class Program:
             grads = ", ".join(results[1:]) + ("," if len(results) == 2 else "")
             lines.append(f"    return {results[0]}, ({grads})")
         return "\n".join(lines) + "\n"
+
+    def _in_place(self, s, target):
+        """The step written into its operand's buffer: ``t1 += b1``, ``np.maximum(t1, 0, out=t1)``."""
+        x = self.reuse[id(s)]
+        buf = self._names[id(x)]
+        args = list(s.args)
+        if target == buf and s.op in _AUGMENTED and len(args) == 2:
+            if args[1] is x and s.op in ("add", "mul"):      # commutative: exactly the same numbers
+                args.reverse()
+            if args[0] is x:
+                like = x.dtype if args[1] is not x else None
+                return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], like if type(args[1]) is not Tracer and args[1].__class__ is not None else None, operand=True)}"
+        out_shape = s.outs[0].shape
+        like = next((a.dtype for a in args if type(a) is Tracer and a.shape == out_shape), None)
+        call = f"np.{_ufunc_of(s)}({', '.join(self._arg(a, like) for a in args)}"
+        call += "".join(f", {k}={self._arg(v)}" for k, v in s.kwargs.items()) + f", out={buf})"
+        return call if target == buf else f"{target} = {call}"
 
     def _result(self, t):
         if t is None:

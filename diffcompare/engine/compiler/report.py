@@ -154,7 +154,7 @@ def _derivative_of(s, writer):
 
 def math(variant) -> str:
     """The program as formulas, one line per step of the generated code (∂v = ∂L/∂v)."""
-    program = variant.grad
+    program = variant.readable
     writer = _Math(program)
     lines = ["forward:"]
     phase = "forward"
