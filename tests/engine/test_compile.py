@@ -220,3 +220,26 @@ def test_math_of_seed001_shows_the_matrix_formulas():
     assert re.search(r"∂b1 = 𝟙ᵀ ∂t\d+", backward) and re.search(r"∂b2 = 𝟙ᵀ ∂t\d+", backward)
     assert re.search(r"∂t2 = ∂t\d+ ⊙ relu′\(t2\)", backward)
     assert "t3 = relu(t2)" in m and "L = t8 / 8" in m
+
+
+@pytest.mark.parametrize("name", ["relu_kink", "abs_kink", "max_kink", "mlp_relu"])
+def test_data_dependent_subgradients_are_computed_not_frozen(name):
+    """Masks, signs and tie shares depend on the values: traced at one input, the program
+    must follow another input with a different pattern exactly as the eager engine does."""
+    from diffcompare import backends, problems
+
+    p = problems.get(name)
+    size = p.sizes[0]
+    first = p.inputs(size, seed=0)
+    compiled = backends.get("engine-compiled")
+    prepared = compiled.prepare(p, first)
+    rng = np.random.default_rng(7)
+    other = tuple(-a if i in p.wrt else a for i, a in enumerate(first))        # signs flipped
+    other = tuple(np.round(a + rng.integers(0, 2, a.shape), 0) if i == 0 and name == "max_kink" else a
+                  for i, a in enumerate(other))                                  # new ties
+    for inputs in (first, other):
+        got = compiled.gradient(prepared, inputs)
+        expected = backends.compute_gradient(backends.get("engine"), p, inputs)
+        for g, e in zip(got, expected):
+            assert np.array_equal(g, e)
+    assert prepared.state[1].traces == 1

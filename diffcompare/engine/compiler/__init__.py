@@ -101,6 +101,7 @@ class _Variant:
         self.grad = Program(trace, outputs, ["value"] + [f"g_{n}" for n in arg_names],
                             func_name + "_and_grad", grad_names)
         self.value = Program(trace, [value], ["value"], func_name, value_only=True)
+        trace.release_values()
         self.trace = trace
         self.codegen_s = time.perf_counter() - start
         self._readable = None

@@ -104,6 +104,15 @@ class Trace:
         self.args.append(t)
         return t
 
+    def release_values(self):
+        """Drop the trace's concrete arrays (keep shapes and dtypes): a compiled function
+        should not hold a copy of every intermediate of its first call."""
+        self._memo.clear()
+        self._keep.clear()
+        for t in self.args + [t for s in self.steps for t in s.outs]:
+            if t.value.ndim:
+                t.value = np.broadcast_to(np.zeros((), t.value.dtype), t.value.shape)
+
     def guard(self, cond, expected: bool):
         step = Step("guard", (cond, expected), {}, self.phase, line=user_line())
         step.index = len(self.steps)
