@@ -83,6 +83,7 @@ class Program:
             for t in s.tracers():
                 self._uses[id(t)] = self._uses.get(id(t), 0) + 1
         self._consts = {}
+        self.scatter, self.skip = {}, set()
         self.reuse = self._plan_reuse(outputs) if reuse_buffers else {}
         self._assign_names(outputs, out_names, grad_names or {})
         self.source = self._write(func_name, outputs, out_names)
@@ -133,7 +134,11 @@ class Program:
     def _plan_reuse(self, outputs):
         """Elementwise steps that may write into an operand's buffer: the operand is a fresh
         array of the same shape and dtype, this step is its last use, nothing views it, and it
-        is not an output.  ``{id(step): operand}``."""
+        is not an output.  ``{id(step): operand}``.
+
+        Also ``a + index_add(g, key)`` (the backward of indexing, zeros with ``g`` at
+        ``key``) becomes ``a[key] += g`` when ``a``'s buffer can be reused: no zeros array
+        per slice (``self.scatter``: step -> the index_add step folded into it)."""
         last, viewed = {}, set()
         for i, s in enumerate(self.steps):
             for t in s.tracers():
@@ -141,17 +146,31 @@ class Program:
             if s.op in _VIEWS:
                 viewed.update(id(t) for t in s.tracers())
         protected = {id(o) for o in outputs if type(o) is Tracer}
+        scatter = {}
+        for i, s in enumerate(self.steps):
+            if s.op == "add" and len(s.args) == 2:
+                for x, y in (s.args, s.args[::-1]):
+                    if (type(x) is Tracer and type(y) is Tracer and x is not y and y.step is not None
+                            and y.step.op == ("call", "index_add") and self._uses.get(id(y)) == 1
+                            and id(y) not in protected and type(y.step.args[0]) is Tracer):
+                        scatter[id(s)] = (x, y.step)
+                        g = y.step.args[0]
+                        last[id(g)] = max(last[id(g)], i)      # g is now read here
+                        break
         reuse = {}
         for i, s in enumerate(self.steps):
             if _ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0:
                 continue
             out = s.outs[0]
-            for x in s.args:
+            preferred = [scatter[id(s)][0]] if id(s) in scatter else []
+            for x in preferred + list(s.args):
                 if (type(x) is Tracer and x.step is not None and _fresh(x.step) and x.ndim
                         and last[id(x)] == i and id(x) not in viewed and id(x) not in protected
                         and x.shape == out.shape and x.dtype == out.dtype and not self._inlined(x)):
                     reuse[id(s)] = x
                     break
+        self.scatter = {k: v[1] for k, v in scatter.items() if reuse.get(k) is v[0]}
+        self.skip = {id(step) for step in self.scatter.values()}
         return reuse
 
     def _inlined(self, t):
@@ -273,6 +292,16 @@ class Program:
                 if any(self._inlined(t) for t in s.outs):
                     continue
             targets = ", ".join(self._names.get(id(t), "_") for t in s.outs)
+            if id(s) in self.skip:
+                continue
+            if id(s) in self.scatter:                    # a[key] += g: the index_add folded in
+                g, key, _, accumulate = self.scatter[id(s)].args
+                buf = self._names[id(self.reuse[id(s)])]
+                lines.append(f"    np.add.at({buf}, {self._arg(key)}, {self._arg(g)})" if accumulate
+                             else f"    {buf}[{self._key(key)}] += {self._arg(g)}")
+                if targets != buf:
+                    lines.append(f"    {targets} = {buf}")
+                continue
             if id(s) in self.reuse:
                 lines.append("    " + self._in_place(s, targets))
                 continue
