@@ -243,3 +243,21 @@ def test_data_dependent_subgradients_are_computed_not_frozen(name):
         for g, e in zip(got, expected):
             assert np.array_equal(g, e)
     assert prepared.state[1].traces == 1
+
+
+def test_a_gradient_inside_the_function_is_traced_too():
+    """create_graph inside fn: the inner backward becomes forward steps of the program."""
+    from diffcompare.engine import autograd
+
+    def grad_norm(x):
+        (g,) = autograd.grad((x ** 3).sum(), x, create_graph=True)
+        return (g * g).sum()                      # sum (3 x²)²: gradient 36 x³
+
+    x = np.array([1.0, 2.0, -0.5])
+    value, (gx,) = compile(grad_norm)(x)
+    assert np.isclose(value, np.sum(9 * x ** 4)) and np.allclose(gx, 36 * x ** 3, rtol=1e-14)
+
+
+def test_bad_wrt_is_a_clear_error():
+    with pytest.raises(ValueError, match=r"wrt=\(3,\).*passes 1"):
+        compile(lambda x: x.sum(), wrt=3)(np.ones(2))
