@@ -335,8 +335,7 @@ class Program:
             if args[1] is x and s.op in ("add", "mul"):      # commutative: exactly the same numbers
                 args.reverse()
             if args[0] is x:
-                like = x.dtype if args[1] is not x else None
-                return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], like if type(args[1]) is not Tracer and args[1].__class__ is not None else None, operand=True)}"
+                return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], x.dtype, operand=True)}"
         out_shape = s.outs[0].shape
         like = next((a.dtype for a in args if type(a) is Tracer and a.shape == out_shape), None)
         call = f"np.{_ufunc_of(s)}({', '.join(self._arg(a, like) for a in args)}"

@@ -25,7 +25,8 @@ class TraceError(RuntimeError):
 
 
 class GuardFailed(Exception):
-    """Raised by a generated program when a traced branch decision flips."""
+    """Raised by a generated program when a traced branch decision flips; ``index`` is the
+    ``file:line`` of the branch."""
 
     def __init__(self, index):
         super().__init__(index)
