@@ -261,3 +261,11 @@ def test_a_gradient_inside_the_function_is_traced_too():
 def test_bad_wrt_is_a_clear_error():
     with pytest.raises(ValueError, match=r"wrt=\(3,\).*passes 1"):
         compile(lambda x: x.sum(), wrt=3)(np.ones(2))
+
+
+def test_report_seed001_answer_shows_the_derived_program():
+    from diffcompare.report.sections.seeds import seed_001
+
+    html = str(seed_001())
+    assert "g_w = inp.T @ g_t2" in html and "g_b = g_t2.sum(axis=0)" in html
+    assert "∂w = inpᵀ ∂t2" in html and "∂b = 𝟙ᵀ ∂t2" in html
