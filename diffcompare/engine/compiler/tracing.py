@@ -27,19 +27,18 @@ _LOCK = threading.RLock()
 
 
 def _make(data, requires_grad, grad_fn, output_nr, vc):
-    t = object.__new__(Tensor)
-    t.data = data if type(data) is np.ndarray or type(data) is Tracer else np.asarray(data)
-    t._requires_grad = requires_grad
-    t.grad_fn = grad_fn
-    t.output_nr = output_nr
-    t._grad = None
-    t._vc = vc
-    t._retains_grad = False
-    t._accum_ref = None
-    t._hooks = None
-    if grad_fn is not None and type(t.data) is Tracer:
-        _label_gradients(grad_fn, output_nr, t.data)
+    """``Tensor._make`` that keeps a Tracer as ``data`` (the engine's converts to an array)."""
+    traced = type(data) is Tracer
+    t = _ENGINE_MAKE(_PLACEHOLDER if traced else data, requires_grad, grad_fn, output_nr, vc)
+    if traced:
+        t.data = data
+        if grad_fn is not None:
+            _label_gradients(grad_fn, output_nr, data)
     return t
+
+
+_PLACEHOLDER = np.empty(0)
+_ENGINE_MAKE = Tensor._make
 
 
 def _label_gradients(node, output_nr, out: Tracer):
@@ -85,6 +84,11 @@ _PATCHES = [(function, "_make_tensor", _make), (dual, "sum_to_array", _sum_to_ar
 @contextlib.contextmanager
 def _tracing():
     with _LOCK:
+        missing = [f"{obj.__name__}.{name}" for obj, name, _ in _PATCHES if name not in obj.__dict__]
+        if missing or "_make" not in Tensor.__dict__:
+            raise TraceError(f"compile: the engine no longer has {missing or ['Tensor._make']}, which "
+                             "tracing swaps for Tracer-keeping versions; update "
+                             "diffcompare/engine/compiler/tracing.py to the engine's new names.")
         saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in _PATCHES]
         saved_make = Tensor.__dict__["_make"]
         try:
