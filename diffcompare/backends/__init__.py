@@ -30,6 +30,7 @@ _BACKENDS = {
     "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
     "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
     "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
+    "engine-compiled": ("diffcompare.backends.engine_compiled", "EngineCompiledBackend"),
 }
 
 

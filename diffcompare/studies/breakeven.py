@@ -30,7 +30,8 @@ EXPECTED = (
     "pays off after a finite number of calls, but the scalar-expanded code grows with n (and "
     "its preparation superlinearly), so at large n it may never pay off.")
 
-PAIRS = (("sympy", "engine"), ("sympy-cse", "engine"), ("jax-jit", "jax-eager"), ("jax-jit", "engine"))
+PAIRS = (("sympy", "engine"), ("sympy-cse", "engine"), ("jax-jit", "jax-eager"), ("jax-jit", "engine"),
+         ("engine-compiled", "engine"))
 COLUMNS = ["problem", "size", "n_inputs", "method", "baseline", "prepare_s", "baseline_prepare_s",
            "t_method_s", "t_baseline_s", "saving_per_call_s", "breakeven_calls", "pays_off",
            "ops", "ops_cse", "swell"]

@@ -196,6 +196,7 @@ def seed_001() -> Markup:
     b2 = b.grad.data.copy()
     b.grad = None
     loss_sum.backward()
+    compiled = _compiled_seed_001(inp.data, w.data, b.data, target.data)
     return join(
         p("A linear layer out = inp @ w + b on a batch of ", str(batch), " samples (", str(n_in),
           " inputs, ", str(n_out), " outputs) with an MSE loss (mean over all ", str(batch * n_out),
@@ -218,7 +219,22 @@ def seed_001() -> Markup:
         drawing,
         p("With ", code("reduction='sum'"), " instead of the mean, nothing divides by N, so b.grad is N = ",
           str(batch * n_out), " times larger: ", arr(b.grad, 5), " against ", arr(b2, 5), " (ratio ",
-          arr(b.grad.data / b2, 4), "). “It's not the gradients that are aggregated, but the loss.”"))
+          arr(b.grad.data / b2, 4), "). “It's not the gradients that are aggregated, but the loss.”"),
+        compiled)
+
+
+def _compiled_seed_001(*arrays) -> Markup:
+    """The same model through engine.compile: the thread's lines, derived rather than written."""
+    from ...engine import compile, mse_loss
+
+    def linear_mse(inp, w, b, target):
+        return mse_loss(inp @ w + b, target)
+
+    g = compile(linear_mse, wrt=(0, 1, 2)).trace(*arrays)
+    return join(p("The same gradient derived as a program (", code("diffcompare.engine.compile"),
+                  " traces the engine's own backward formulas once): a transpose-matmul for w, ",
+                  code("sum(axis=0)"), " for b, as in the thread:"),
+                pre(g.ssa_source), pre(g.math()))
 
 
 # --------------------------------------------------------------------------- seed 002

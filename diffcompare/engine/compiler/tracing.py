@@ -1,0 +1,138 @@
+"""Trace a function once: the engine's forward, then the engine's own backward, on Tracers.
+
+Nothing here knows a derivative.  The function runs on ordinary engine Tensors
+whose ``data`` are Tracers; ``Function.apply`` records the graph as it always
+does, and ``autograd``'s backward loop runs every node's ``backward`` formula
+(the one written once in ``ops/``) with Tracer gradients.  Every NumPy call made
+along the way becomes a step.
+
+Three engine helpers turn arrays into NumPy arrays and so are swapped, only
+while tracing and under a lock, for versions that keep Tracers:
+``Tensor._make`` (and ``function._make_tensor``), ``dual.sum_to_array`` and
+``shape.index_add_array``.
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+import numpy as np
+
+from .. import autograd, function, grad_mode
+from ..ops import dual, shape as shape_ops
+from ..tensor import Tensor
+from .tracer import Trace, TraceError, Tracer, _apply, user_line
+
+_LOCK = threading.RLock()
+
+
+def _make(data, requires_grad, grad_fn, output_nr, vc):
+    """``Tensor._make`` that keeps a Tracer as ``data`` (the engine's converts to an array)."""
+    traced = type(data) is Tracer
+    t = _ENGINE_MAKE(_PLACEHOLDER if traced else data, requires_grad, grad_fn, output_nr, vc)
+    if traced:
+        t.data = data
+        if grad_fn is not None:
+            _label_gradients(grad_fn, output_nr, data)
+    return t
+
+
+_PLACEHOLDER = np.empty(0)
+_ENGINE_MAKE = Tensor._make
+
+
+def _label_gradients(node, output_nr, out: Tracer):
+    """Remember node's outputs, so the gradients arriving there can be named after them."""
+    outs = node.__dict__.get("_traced_outputs")
+    if outs is None:
+        outs = node._traced_outputs = {}
+        run = node.run_backward
+
+        def run_backward(grads, create_graph, _run=run, _outs=outs):
+            for nr, g in enumerate(grads):
+                if type(g) is Tracer and g.name is None and nr in _outs and g.step is not None:
+                    g.trace.grad_names.setdefault(id(g), (g, _outs[nr]))
+            return _run(grads, create_graph)
+
+        node.run_backward = run_backward
+    outs[output_nr] = out
+
+
+def _sum_to_array(x, shape):
+    if type(x) is not Tracer:
+        return _ORIGINAL["sum_to_array"](x, shape)
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    lead = x.ndim - len(shape)
+    if lead == 1 and x.shape[1:] == shape:         # the bias of a batch: g.sum(axis=0)
+        return x.sum(axis=0)
+    return _apply(("call", "sum_to"), _ORIGINAL["sum_to_array"], (x, shape))
+
+
+def _index_add_array(g, key, shape, accumulate):
+    if type(g) is not Tracer:
+        return _ORIGINAL["index_add_array"](g, key, shape, accumulate)
+    return _apply(("call", "index_add"), _ORIGINAL["index_add_array"], (g, key, tuple(shape), accumulate))
+
+
+_ORIGINAL = {"sum_to_array": dual.sum_to_array, "index_add_array": shape_ops.index_add_array}
+_PATCHES = [(function, "_make_tensor", _make), (dual, "sum_to_array", _sum_to_array),
+            (shape_ops, "index_add_array", _index_add_array)]
+
+
+@contextlib.contextmanager
+def _tracing():
+    with _LOCK:
+        missing = [f"{obj.__name__}.{name}" for obj, name, _ in _PATCHES if name not in obj.__dict__]
+        if missing or "_make" not in Tensor.__dict__:
+            raise TraceError(f"compile: the engine no longer has {missing or ['Tensor._make']}, which "
+                             "tracing swaps for Tracer-keeping versions; update "
+                             "diffcompare/engine/compiler/tracing.py to the engine's new names.")
+        saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in _PATCHES]
+        saved_make = Tensor.__dict__["_make"]
+        try:
+            for obj, name, new in _PATCHES:
+                setattr(obj, name, new)
+            Tensor._make = staticmethod(_make)
+            yield
+        finally:
+            for obj, name, old in saved:
+                setattr(obj, name, old)
+            Tensor._make = saved_make
+
+
+def trace(fn, arrays, names, wrt, takes_xp):
+    """Run ``fn`` on traced Tensors and its backward; returns ``(trace, value, grads)``
+    where ``grads[i]`` is the gradient for ``wrt[i]`` (a Tracer, a constant, or None)."""
+    from .. import array_api
+
+    tr = Trace()
+    tr.grad_names = {}
+    with _tracing():
+        tensors = []
+        for i, (a, name) in enumerate(zip(arrays, names)):
+            t = _make(tr.argument(a, name), False, None, 0, None)
+            if i in wrt:
+                t.requires_grad = True
+            tensors.append(t)
+        with grad_mode.enable_grad():
+            out = fn(array_api, *tensors) if takes_xp else fn(*tensors)
+        if not isinstance(out, Tensor):
+            raise TraceError(f"compile: the function returned a {type(out).__name__}, not a "
+                             "Tensor; return the value computed with the engine's ops.")
+        if wrt and out.data.size != 1:
+            raise TraceError(f"compile: the function's value has shape {out.shape}; compile "
+                             "differentiates a scalar: reduce it (e.g. .sum()) first.")
+        tr.phase = "backward"
+        wrt_tensors = [tensors[i] for i in wrt]
+        if wrt and out._requires_grad:
+            roots = autograd._roots((out,), (None,), False)
+            keys = autograd._capture_keys(wrt_tensors)
+            grads = autograd._execute(roots, False, False, captures=keys)
+        else:
+            grads = [None] * len(wrt)
+    return tr, out.data, list(grads)
+
+
+__all__ = ["trace", "TraceError", "user_line"]
