@@ -23,7 +23,7 @@ def loss_and_grad(X, W1, b1, W2, b2, Y):
     t4 = t3 @ W2
     t5 = t4 + b2
     t6 = t5 - Y
-    t7 = t6 ** 2.0
+    t7 = t6 ** 2
     t8 = t7.sum()
     value = t8 / 64
     # backward: the recorded graph in reverse order

@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from ..ops import dual, shape as shape_ops
+from ..ops import dual
 from .tracer import GuardFailed, Tracer, _uniform
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
@@ -76,7 +76,7 @@ class Program:
         phases = ("forward",) if value_only else ("forward", "backward")
         self.steps = live_steps(outputs, True, [s for s in trace.steps if s.phase in phases])
         self.namespace = {"np": np, "sum_to": dual.sum_to_array,
-                          "index_add": shape_ops.index_add_array, "_Retrace": GuardFailed}
+                          "index_add": dual.index_add_array, "_Retrace": GuardFailed}
         self._names = {}
         self._uses = {}
         for s in self.steps:

@@ -261,6 +261,11 @@ class Tracer:
     nbytes = property(lambda self: self.value.nbytes)
     strides = property(lambda self: self.value.strides)
 
+    @property
+    def flags(self):
+        # The engine reads ``data.flags`` only to check an in-place write (``+=``, ``x[i] = v``).
+        _no_inplace("an in-place update such as `+=`, `x[i] = v` or `.add_()`")(self)
+
     def __len__(self):
         return len(self.value)
 

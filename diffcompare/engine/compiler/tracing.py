@@ -8,8 +8,10 @@ along the way becomes a step.
 
 Three engine helpers turn arrays into NumPy arrays and so are swapped, only
 while tracing and under a lock, for versions that keep Tracers:
-``Tensor._make`` (and ``function._make_tensor``), ``dual.sum_to_array`` and
-``shape.index_add_array``.
+``Tensor._make`` (and ``function._make_tensor``, the name ``Function.apply``
+calls it by), ``dual.sum_to_array`` and ``dual.index_add_array``.  Each traced
+node's ``backward`` is wrapped on the instance (nodes of a trace are private to
+it) so that the gradients arriving there can be named after their outputs.
 """
 from __future__ import annotations
 
@@ -19,17 +21,17 @@ import threading
 import numpy as np
 
 from .. import autograd, function, grad_mode
-from ..ops import dual, shape as shape_ops
+from ..ops import dual
 from ..tensor import Tensor
 from .tracer import Trace, TraceError, Tracer, _apply, user_line
 
 _LOCK = threading.RLock()
 
 
-def _make(data, requires_grad, grad_fn, output_nr, vc):
+def _make(data, grad_fn=None, output_nr=0, vc=None):
     """``Tensor._make`` that keeps a Tracer as ``data`` (the engine's converts to an array)."""
     traced = type(data) is Tracer
-    t = _ENGINE_MAKE(_PLACEHOLDER if traced else data, requires_grad, grad_fn, output_nr, vc)
+    t = _ENGINE_MAKE(_PLACEHOLDER if traced else data, grad_fn, output_nr, vc)
     if traced:
         t.data = data
         if grad_fn is not None:
@@ -46,15 +48,15 @@ def _label_gradients(node, output_nr, out: Tracer):
     outs = node.__dict__.get("_traced_outputs")
     if outs is None:
         outs = node._traced_outputs = {}
-        run = node.run_backward
+        run = node.backward      # the backward loop calls node.backward(*grads)
 
-        def run_backward(grads, create_graph, _run=run, _outs=outs):
+        def backward(*grads, _run=run, _outs=outs):
             for nr, g in enumerate(grads):
                 if type(g) is Tracer and g.name is None and nr in _outs and g.step is not None:
                     g.trace.grad_names.setdefault(id(g), (g, _outs[nr]))
-            return _run(grads, create_graph)
+            return _run(*grads)
 
-        node.run_backward = run_backward
+        node.backward = backward
     outs[output_nr] = out
 
 
@@ -76,9 +78,9 @@ def _index_add_array(g, key, shape, accumulate):
     return _apply(("call", "index_add"), _ORIGINAL["index_add_array"], (g, key, tuple(shape), accumulate))
 
 
-_ORIGINAL = {"sum_to_array": dual.sum_to_array, "index_add_array": shape_ops.index_add_array}
+_ORIGINAL = {"sum_to_array": dual.sum_to_array, "index_add_array": dual.index_add_array}
 _PATCHES = [(function, "_make_tensor", _make), (dual, "sum_to_array", _sum_to_array),
-            (shape_ops, "index_add_array", _index_add_array)]
+            (dual, "index_add_array", _index_add_array)]
 
 
 @contextlib.contextmanager
@@ -112,7 +114,7 @@ def trace(fn, arrays, names, wrt, takes_xp):
     with _tracing():
         tensors = []
         for i, (a, name) in enumerate(zip(arrays, names)):
-            t = _make(tr.argument(a, name), False, None, 0, None)
+            t = _make(tr.argument(a, name))
             if i in wrt:
                 t.requires_grad = True
             tensors.append(t)
