@@ -6,41 +6,37 @@ does, and ``autograd``'s backward loop runs every node's ``backward`` formula
 (the one written once in ``ops/``) with Tracer gradients.  Every NumPy call made
 along the way becomes a step.
 
-Three engine helpers turn arrays into NumPy arrays and so are swapped, only
-while tracing and under a lock, for versions that keep Tracers:
-``Tensor._make`` (and ``function._make_tensor``, the name ``Function.apply``
-calls it by), ``dual.sum_to_array`` and ``dual.index_add_array``.  Each traced
-node's ``backward`` is wrapped on the instance (nodes of a trace are private to
-it) so that the gradients arriving there can be named after their outputs.
+Two seams of the engine let Tracers through: ``Tracer`` is registered, once, in
+``tensor.data_types``, so ``Tensor._make`` keeps it as ``data`` (and tells us
+which node made it, so the gradients arriving there can be named after its
+outputs: each traced node's ``backward`` is wrapped on the instance, and those
+nodes are private to the trace); ``dual.sum_to_array`` sums a registered stand-in
+as it is.  One helper still turns arrays into NumPy arrays, the scatter
+``dual.index_add_array``: it is swapped, only while tracing and under a lock,
+for a version that records one step (another thread's arrays pass through it
+unchanged).
 """
 from __future__ import annotations
 
 import contextlib
 import threading
 
-import numpy as np
 
-from .. import autograd, function, grad_mode
+from .. import autograd, grad_mode
 from ..ops import dual
-from ..tensor import Tensor
+from ..tensor import Tensor, data_types
 from .tracer import Trace, TraceError, Tracer, _apply, user_line
 
 _LOCK = threading.RLock()
 
 
-def _make(data, grad_fn=None, output_nr=0, vc=None):
-    """``Tensor._make`` that keeps a Tracer as ``data`` (the engine's converts to an array)."""
-    traced = type(data) is Tracer
-    t = _ENGINE_MAKE(_PLACEHOLDER if traced else data, grad_fn, output_nr, vc)
-    if traced:
-        t.data = data
-        if grad_fn is not None:
-            _label_gradients(grad_fn, output_nr, data)
-    return t
+def _adopt(data: Tracer, grad_fn, output_nr):
+    """Called by ``Tensor._make`` when a tensor is made with a Tracer as its data."""
+    if grad_fn is not None:
+        _label_gradients(grad_fn, output_nr, data)
 
 
-_PLACEHOLDER = np.empty(0)
-_ENGINE_MAKE = Tensor._make
+data_types[Tracer] = _adopt
 
 
 def _label_gradients(node, output_nr, out: Tracer):
@@ -60,48 +56,32 @@ def _label_gradients(node, output_nr, out: Tracer):
     outs[output_nr] = out
 
 
-def _sum_to_array(x, shape):
-    if type(x) is not Tracer:
-        return _ORIGINAL["sum_to_array"](x, shape)
-    shape = tuple(shape)
-    if x.shape == shape:
-        return x
-    lead = x.ndim - len(shape)
-    if lead == 1 and x.shape[1:] == shape:         # the bias of a batch: g.sum(axis=0)
-        return x.sum(axis=0)
-    return _apply(("call", "sum_to"), _ORIGINAL["sum_to_array"], (x, shape))
-
-
 def _index_add_array(g, key, shape, accumulate):
     if type(g) is not Tracer:
         return _ORIGINAL["index_add_array"](g, key, shape, accumulate)
     return _apply(("call", "index_add"), _ORIGINAL["index_add_array"], (g, key, tuple(shape), accumulate))
 
 
-_ORIGINAL = {"sum_to_array": dual.sum_to_array, "index_add_array": dual.index_add_array}
-_PATCHES = [(function, "_make_tensor", _make), (dual, "sum_to_array", _sum_to_array),
-            (dual, "index_add_array", _index_add_array)]
+_ORIGINAL = {"index_add_array": dual.index_add_array}
+_PATCHES = [(dual, "index_add_array", _index_add_array)]
 
 
 @contextlib.contextmanager
 def _tracing():
     with _LOCK:
         missing = [f"{obj.__name__}.{name}" for obj, name, _ in _PATCHES if name not in obj.__dict__]
-        if missing or "_make" not in Tensor.__dict__:
-            raise TraceError(f"compile: the engine no longer has {missing or ['Tensor._make']}, which "
-                             "tracing swaps for Tracer-keeping versions; update "
+        if missing:
+            raise TraceError(f"compile: the engine no longer has {missing}, which tracing "
+                             "swaps for a Tracer-keeping version; update "
                              "diffcompare/engine/compiler/tracing.py to the engine's new names.")
         saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in _PATCHES]
-        saved_make = Tensor.__dict__["_make"]
         try:
             for obj, name, new in _PATCHES:
                 setattr(obj, name, new)
-            Tensor._make = staticmethod(_make)
             yield
         finally:
             for obj, name, old in saved:
                 setattr(obj, name, old)
-            Tensor._make = saved_make
 
 
 def trace(fn, arrays, names, wrt, takes_xp):
@@ -114,7 +94,7 @@ def trace(fn, arrays, names, wrt, takes_xp):
     with _tracing():
         tensors = []
         for i, (a, name) in enumerate(zip(arrays, names)):
-            t = _make(tr.argument(a, name))
+            t = Tensor._make(tr.argument(a, name))
             if i in wrt:
                 t.requires_grad = True
             tensors.append(t)
