@@ -269,3 +269,17 @@ def test_report_seed001_answer_shows_the_derived_program():
     html = str(seed_001())
     assert "g_w = inp.T @ g_t2" in html and "g_b = g_t2.sum(axis=0)" in html
     assert "∂w = inpᵀ ∂t2" in html and "∂b = 𝟙ᵀ ∂t2" in html
+
+
+def test_gradients_summed_back_over_broadcast_axes_match_the_eager_engine():
+    # The engine's sum_to_array runs on Tracers unchanged (tensor.data_types seam).
+    def f(x, a, b, c):
+        return ((x * a + b) * c).sum()
+
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s) for s in [(2, 4, 3), (1, 3), (4, 1), ()]]
+    value, grads = compile(f, wrt=(1, 2, 3))(*arrays)
+    expected = _eager(f, arrays, (1, 2, 3))
+    assert np.allclose(value, expected[0], rtol=1e-12, atol=0)
+    for got, want, a in zip(grads, expected[1], arrays[1:]):
+        assert got.shape == a.shape and np.allclose(got, want, rtol=1e-12, atol=1e-15)

@@ -192,7 +192,7 @@ class CompiledGradient:
         names += [f"arg{i}" for i in range(len(names), n)]
         seen, out = set(), []
         for nm in names:
-            nm = nm if nm not in seen and nm not in ("np", "sum_to", "index_add") else nm + "_"
+            nm = nm if nm not in seen and nm not in ("np", "index_add") else nm + "_"
             seen.add(nm)
             out.append(nm)
         return out

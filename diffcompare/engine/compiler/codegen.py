@@ -25,7 +25,7 @@ _INLINE_ONCE = {"lt", "le", "gt", "ge", "eq", "ne", "neg", "invert"}
 _VIEWS = {("method", "T"), ("method", "reshape"), ("method", "transpose"), ("method", "swapaxes"),
           "getitem", ("call", "broadcast_to"), ("call", "transpose"), ("call", "moveaxis"),
           ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape")}
-_HELPERS = {"sum_to": "sum_to", "index_add": "index_add"}
+_HELPERS = {"index_add": "index_add"}
 _AUGMENTED = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "pow": "**="}
 _OPERATOR_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
                     "pow": "power", "neg": "negative"}
@@ -75,8 +75,7 @@ class Program:
         self._spec = (outputs, out_names, func_name, grad_names)
         phases = ("forward",) if value_only else ("forward", "backward")
         self.steps = live_steps(outputs, True, [s for s in trace.steps if s.phase in phases])
-        self.namespace = {"np": np, "sum_to": dual.sum_to_array,
-                          "index_add": dual.index_add_array, "_Retrace": GuardFailed}
+        self.namespace = {"np": np, "index_add": dual.index_add_array, "_Retrace": GuardFailed}
         self._names = {}
         self._uses = {}
         for s in self.steps:

@@ -122,8 +122,6 @@ class _Math:
         if op == ("call", "index_add"):
             g, key, shape, _ = args
             return f"0{tuple(shape)} with [{self.p._key(key)}] = {self.arg(g)}"
-        if op == ("call", "sum_to"):
-            return f"Σ→{tuple(args[1])} {self.arg(args[0], True)}"
         name = op[1] if isinstance(op, tuple) else op
         return f"{name}({', '.join(self.arg(x) for x in args if type(x) is Tracer)})"
 
