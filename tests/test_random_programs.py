@@ -93,3 +93,17 @@ def test_engine_jax_and_sympy_agree_on_random_programs(tree, reduce_name, seed):
         got = _gradient(other, problem, inputs)
         rel = errors(got, engine)["rho"]
         assert rel <= 1e-10, f"{other} vs engine on {problem.description}: rho {rel:.2e}"
+
+
+@settings(max_examples=30, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(tree=trees(3), reduce_name=st.sampled_from(sorted(REDUCE)), seed=st.integers(0, 1000))
+def test_compiled_engine_equals_eager_engine_on_random_programs(tree, reduce_name, seed):
+    """The generated program runs the engine's own formulas: equal to 1e-12, at two sizes."""
+    problem = as_problem(tree, reduce_name, seed)
+    for size in (3, 5):
+        inputs = problem.inputs(size, seed)
+        engine = _gradient("engine", problem, inputs)
+        got = _gradient("engine-compiled", problem, inputs)
+        rel = errors(got, engine)["rho"]
+        assert rel <= 1e-12, f"engine-compiled vs engine on {problem.description}: rho {rel:.2e}"

@@ -32,6 +32,7 @@ _BACKENDS = {
     "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
     "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
     "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
+    "engine-compiled": ("diffcompare.backends.engine_compiled", "EngineCompiledBackend"),
     # peers, each an optional extra, and forward mode
     "autograd": ("diffcompare.backends.autograd_backend", "AutogradBackend"),
     "numdifftools": ("diffcompare.backends.numdifftools_backend", "NumdifftoolsBackend"),

@@ -19,3 +19,7 @@ __all__ = [
     "Tensor", "tensor", "no_grad", "enable_grad", "is_grad_enabled", "set_grad_enabled",
     "Node", "Function", "AccumulateGrad", "SavedTensor", "autograd", "ops",
 ] + ops.__all__
+
+from .compiler import compile  # noqa: E402  (imports the engine's modules above)
+
+__all__ += ["compile"]

@@ -50,6 +50,21 @@ def _as_array(data, dtype=None) -> np.ndarray:
     return arr
 
 
+#: Array stand-ins that ``Tensor._make`` keeps as ``data`` instead of converting them
+#: with ``np.asarray``: type -> ``adopt(data, grad_fn, output_nr)``, called as such a
+#: tensor is made.  ``engine.compile`` registers its ``Tracer`` here, so that the
+#: engine's own formulas run on traced values; ndarrays never get this far.
+data_types: dict = {}
+
+
+def _as_data(data, grad_fn, output_nr):
+    adopt = data_types.get(type(data))
+    if adopt is None:
+        return np.asarray(data)
+    adopt(data, grad_fn, output_nr)
+    return data
+
+
 class Tensor:
     """An n-dimensional array that records the ops applied to it for backward."""
 
@@ -76,7 +91,7 @@ class Tensor:
         ``output_nr`` of node ``grad_fn`` (then it requires grad); ``vc`` is a
         version counter to share (views)."""
         t = _new(cls)
-        t.data = data if type(data) is np.ndarray else np.asarray(data)
+        t.data = data if type(data) is np.ndarray else _as_data(data, grad_fn, output_nr)
         t._requires_grad = grad_fn is not None
         t.grad_fn = grad_fn
         t.output_nr = output_nr

@@ -32,7 +32,7 @@ EXPECTED = (
     "its preparation superlinearly), so at large n it may never pay off.")
 
 PAIRS = (("sympy", "engine"), ("sympy-cse", "engine"), ("sympy-reverse", "engine"), ("symengine", "engine"),
-         ("jax-jit", "jax-eager"), ("jax-jit", "engine"))
+         ("jax-jit", "jax-eager"), ("jax-jit", "engine"), ("engine-compiled", "engine"))
 #: the symbolic methods whose generated code shares subexpressions (judged alike)
 SHARED = ("sympy-cse", "sympy-reverse", "symengine")
 COLUMNS = ["problem", "size", "n_inputs", "method", "baseline", "prepare_s", "baseline_prepare_s",

@@ -79,6 +79,8 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
         prepared = engine.prepare(problem, inputs)
         stats = engine.graph_stats(prepared, inputs)
         row.update(engine_nodes=stats["nodes"], engine_saved_bytes=stats["saved_bytes"])
+        compiled = backends.get("engine-compiled")   # the same graph as a generated program
+        row["compiled_steps"] = compiled.graph_stats(compiled.prepare(problem, inputs), inputs)["nodes"]
         notes = []
         # symbolic: operation counts and prepare times
         if last["symbolic"] > time_limit_s:
@@ -139,7 +141,8 @@ def run(out_dir=None, quick: bool = False, ks=None, time_limit_s: float = TIME_L
 #: columns of the DAG-keeping methods (logistic-map rows) and of the MLP rows
 NEW_COLUMNS = ["ops_function_reverse", "ops_gradient_reverse", "prepare_reverse_s",
                "ops_function_symengine", "ops_gradient_symengine", "prepare_symengine_s",
-               "width", "n_inputs", "ops_function", "ops_function_cse", "predicted_ops_gradient"]
+               "width", "n_inputs", "ops_function", "ops_function_cse", "predicted_ops_gradient",
+               "compiled_steps"]
 COLUMNS = ["kind", "k", "ops_gradient", "ops_gradient_cse", "dag_nodes_gradient",
            "prepare_sympy_s", "prepare_sympy_cse_s", "engine_nodes", "engine_saved_bytes",
            "expand_s", "max_abs_coefficient", "expanded_overflows", "form", "x0", "value", "exact", "rel_error",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..tensor import Tensor as _Tensor
+from ..tensor import Tensor as _Tensor, data_types as _data_types
 
 #: The Function each helper applies to Tensors, registered by the module defining it
 #: (``@dual.records("exp")``), so that this module imports no op module.
@@ -31,7 +31,8 @@ def _is_tensor(x) -> bool:
 
 def sum_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
     """Sum ``x`` over the axes NumPy broadcasting added to get from ``shape`` to ``x.shape``."""
-    x = np.asarray(x)
+    if type(x) is not np.ndarray and type(x) not in _data_types:
+        x = np.asarray(x)   # (a registered array stand-in, compile's Tracer, sums as it is)
     if x.shape == shape:
         return x
     lead = x.ndim - len(shape)

@@ -146,7 +146,7 @@ def build(data=None) -> Section:
             else:
                 examples.append(example_data(ex, recs))
         questions.append({"seed": seed, "label": f"seed {seed}", "question": QUESTIONS[seed], "answer": ans[seed],
-                          "examples": examples, "extra": None})
+                          "examples": examples, "extra": _compiled_seed_001() if seed == "001" else None})
     try:
         sym = symbolic_or_numerical()
     except Exception as exc:            # a broken example must not sink the whole report
@@ -159,6 +159,31 @@ def build(data=None) -> Section:
     body = render("seeds.html.j2", questions=questions, torch_version=tl.version if tl else None,
                   code_module=code("diffcompare.seeds"))
     return Section("seeds", "Seed questions", body)
+
+
+# --------------------------------------------------------------------------- seed 001, compiled
+
+def _compiled_seed_001() -> Markup:
+    """Seed 001's model through ``engine.compile``: the thread's hand-written lines
+    (``w.g = inp.t() @ out.g``, ``b.g = out.g.sum(0)``), derived rather than written."""
+    from ...engine import compile, mse_loss, relu
+
+    def model(inp, w1, b1, w2, b2, target):
+        return mse_loss(relu(inp @ w1 + b1) @ w2 + b2, target)
+
+    rng = np.random.default_rng(1)
+    arrays = (rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), np.array([0.5, -0.5]),
+              rng.standard_normal((2, 1)), np.array([0.1]), rng.standard_normal((4, 1)))
+    try:
+        g = compile(model, wrt=(1, 2, 3, 4)).trace(*arrays)
+    except Exception as exc:            # a broken example must not sink the whole report
+        return join(p("Compiling the model failed while the report was built:", class_="warn"),
+                    pre(f"{type(exc).__name__}: {exc}", class_="message"))
+    return join(p("The same gradient derived as a program: ", code("diffcompare.engine.compile"),
+                  " traces the engine's own backward formulas once and prints straight-line NumPy — a "
+                  "transpose-matmul for each weight and ", code("sum(axis=0)"), " for each bias, the "
+                  "thread's lines:"),
+                pre(g.ssa_source), p("and as matrix formulas:"), pre(g.math()))
 
 
 # --------------------------------------------------------------------------- symbolic or numerical

@@ -1,0 +1,209 @@
+#!/usr/bin/env python
+"""The compiled engine (``diffcompare.engine.compile``) against its peers, side by side.
+
+Part 1, seed 001's model ``((relu(X @ W1 + b1) @ W2 + b2 - Y) ** 2).mean()``: one call is
+the value and the four parameter gradients.  Contenders: hand-written NumPy backprop (the
+manual backend's ``mlp_relu`` formula, called directly), the compiled engine, the eager
+engine, torch eager, jax-jit and jax-eager.  Also: trace + code generation time.
+
+Part 2, the catalog: one gradient through each backend's ``prepare``/``gradient`` at one
+size per problem, compiled engine against torch, jax-eager and jax-jit.
+
+Timing reuses ``diffcompare.measure.timing.time_call``; samples are taken round-robin
+(one sample of every contender, then the next round) so machine load hits all alike;
+medians are reported, and ratios of medians.  One BLAS thread, process pinned to one CPU.
+
+Usage::
+
+    python benchmarks/compiled_vs_peers.py                       # small + 1000x784x50, catalog
+    python benchmarks/compiled_vs_peers.py --sizes 1x3x4,64x10x50 --no-catalog
+    python benchmarks/compiled_vs_peers.py --sizes 50000x784x50  # slow: minutes
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
+    os.environ[_var] = "1"
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+if hasattr(os, "sched_setaffinity"):
+    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
+
+import numpy as np  # noqa: E402
+
+from diffcompare.measure.timing import time_call  # noqa: E402
+
+TARGETS = {(1, 3, 4): 1.5, (64, 10, 50): 1.5, (1000, 784, 50): 1.05, (50000, 784, 50): 1.05}
+
+
+def seed001(X, W1, b1, W2, b2, Y):
+    from diffcompare.engine import relu
+
+    return ((relu(X @ W1 + b1) @ W2 + b2 - Y) ** 2).mean()
+
+
+def make_data(batch, n_in, hidden, seed=1):
+    rng = np.random.default_rng([seed, batch, n_in, hidden])
+    return (rng.standard_normal((batch, n_in)), rng.standard_normal((n_in, hidden)) * np.sqrt(2 / n_in),
+            0.1 * rng.standard_normal(hidden), rng.standard_normal((hidden, 1)) / np.sqrt(hidden),
+            0.1 * rng.standard_normal(1), rng.standard_normal((batch, 1)))
+
+
+def seed001_contenders(args):
+    """name -> zero-argument callable returning the four gradients (W1, b1, W2, b2)."""
+    from diffcompare.backends.manual import _mlp
+    from diffcompare.engine import Tensor, compile
+
+    X, W1, b1, W2, b2, Y = args
+    manual = _mlp("relu")
+    need = frozenset({1, 2, 3, 4})
+    out = {"manual": lambda: (lambda r: tuple(r[1][i] for i in (1, 2, 3, 4)))(manual(args, need))}
+    g = compile(seed001, wrt=(1, 2, 3, 4))
+    g(*args)
+    out["engine-compiled"] = lambda: g(*args)[1]
+    tx, ty = Tensor(X), Tensor(Y)
+    params = [Tensor(a, requires_grad=True) for a in (W1, b1, W2, b2)]
+
+    def engine():
+        for p in params:
+            p.grad = None
+        seed001(tx, *params, ty).backward()
+        return tuple(p.grad.data for p in params)
+
+    out["engine"] = engine
+    try:
+        import torch
+        torch.set_num_threads(1)
+        tX, tY = torch.from_numpy(X), torch.from_numpy(Y)
+        tp = [torch.from_numpy(a.copy()).requires_grad_() for a in (W1, b1, W2, b2)]
+
+        def torch_step():
+            for p in tp:
+                p.grad = None
+            ((torch.relu(tX @ tp[0] + tp[1]) @ tp[2] + tp[3] - tY) ** 2).mean().backward()
+            return tuple(p.grad.numpy() for p in tp)
+
+        out["torch"] = torch_step
+    except ImportError:
+        pass
+    try:
+        import jax
+        import jax.numpy as jnp
+        jax.config.update("jax_enable_x64", True)
+
+        def jloss(W1, b1, W2, b2, X, Y):
+            return jnp.mean((jax.nn.relu(X @ W1 + b1) @ W2 + b2 - Y) ** 2)
+
+        grad = jax.grad(jloss, argnums=(0, 1, 2, 3))
+        jit = jax.jit(grad)
+        jargs = tuple(jax.device_put(a) for a in (W1, b1, W2, b2, X, Y))
+        jax.block_until_ready(jit(*jargs))
+        out["jax-jit"] = lambda: jax.block_until_ready(jit(*jargs))
+        if X.shape[0] * X.shape[1] <= 10 ** 6:
+            out["jax-eager"] = lambda: jax.block_until_ready(grad(*jargs))
+    except ImportError:
+        pass
+    return out, g
+
+
+def round_robin(contenders, samples, min_time):
+    """Median seconds per call of each contender, samples interleaved."""
+    times = {n: [] for n in contenders}
+    names = list(contenders)
+    for f in contenders.values():
+        f()                                             # warm up
+    for r in range(samples):
+        for n in names[r % len(names):] + names[:r % len(names)]:
+            times[n] += time_call(contenders[n], min_sample_s=min_time, samples=1, warmup=0).samples
+    return {n: statistics.median(t) for n, t in times.items()}
+
+
+def check(contenders):
+    ref = [np.asarray(a) for a in contenders["manual"]()]
+    for name, f in contenders.items():
+        got = [np.asarray(a, dtype=np.float64) for a in f()]
+        err = max(float(np.max(np.abs(g - r))) / (float(np.max(np.abs(r))) or 1.0) for g, r in zip(got, ref))
+        if err > 1e-10:
+            raise SystemExit(f"{name} disagrees with the hand-written gradient: {err:.1e}")
+
+
+def fmt(seconds):
+    return f"{seconds * 1e6:9.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:9.2f} ms"
+
+
+def part1(sizes, samples, min_time, only=None):
+    from diffcompare.engine import compile
+
+    print("Seed 001: value + gradients of W1, b1, W2, b2 (medians, ratios to manual)")
+    for shape in sizes:
+        args = make_data(*shape)
+        contenders, g = seed001_contenders(args)
+        if only:
+            keep = {"manual", "engine-compiled", *only.split(",")}
+            contenders = {n: f for n, f in contenders.items() if n in keep}
+        check(contenders)
+        med = round_robin(contenders, samples, min_time)
+        base = med["manual"]
+        target = TARGETS.get(shape)
+        print(f"\n  (batch, in, hidden) = {shape}" + (f"   target: compiled <= {target}x manual" if target else ""))
+        for name, t in med.items():
+            print(f"    {name:16s} {fmt(t)}   {t / base:6.2f}x manual")
+        prep = time_call(lambda: compile(seed001, wrt=(1, 2, 3, 4)).trace(*args), min_sample_s=0.05,
+                         samples=5).median
+        verdict = "" if target is None else ("  MET" if med["engine-compiled"] <= target * base else "  NOT MET")
+        print(f"    compiled / manual = {med['engine-compiled'] / base:.2f}{verdict};"
+              f" trace + codegen {prep * 1e3:.1f} ms")
+
+
+def part2(samples, min_time):
+    from diffcompare import backends, problems
+
+    names = ["engine-compiled", "engine", "torch", "jax-eager", "jax-jit"]
+    avail = {n: backends.get(n) for n in names if backends.get(n).available()}
+    print("\nCatalog: one gradient per call (medians); ratios = compiled / peer (< 1: compiled faster)")
+    print(f"  {'problem':24s} {'size':>5s} " + " ".join(f"{n:>15s}" for n in avail)
+          + "   vs torch  vs jax-eager  vs jax-jit")
+    for p in problems.all_problems():
+        if not getattr(p.fn, "__module__", "").startswith("diffcompare.problems.catalog"):
+            continue
+        size = p.sizes[min(2, len(p.sizes) - 1)]
+        inputs = p.inputs(size, 0)
+        cot = p.cotangent(size, 0)
+        calls = {}
+        for n, b in avail.items():
+            if not b.supports(p):
+                continue
+            prepared = b.prepare(p, inputs)
+            calls[n] = (lambda b=b, prepared=prepared: b.vjp(prepared, inputs, cot))
+        med = round_robin(calls, samples, min_time)
+        c = med.get("engine-compiled")
+        ratios = [f"{c / med[n]:9.2f}" if n in med else f"{'-':>9s}" for n in ("torch", "jax-eager", "jax-jit")]
+        print(f"  {p.name:24s} {size:5d} " + " ".join(f"{fmt(med[n]) if n in med else '-':>15s}" for n in avail)
+              + "  " + "  ".join(ratios))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="1x3x4,64x10x50,1000x784x50")
+    ap.add_argument("--samples", type=int, default=7)
+    ap.add_argument("--min-time", type=float, default=0.02)
+    ap.add_argument("--contenders", default=None,
+                    help="comma-separated subset for part 1 (manual and engine-compiled always run)")
+    ap.add_argument("--no-catalog", action="store_true")
+    ap.add_argument("--catalog-only", action="store_true")
+    a = ap.parse_args(argv)
+    sizes = [tuple(int(v) for v in s.split("x")) for s in a.sizes.split(",") if s]
+    print(f"numpy {np.__version__}, python {sys.version.split()[0]}, one thread, "
+          f"pinned to CPU {sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else '?'}")
+    if not a.catalog_only:
+        part1(sizes, a.samples, a.min_time, a.contenders)
+    if not a.no_catalog:
+        part2(a.samples, a.min_time)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,352 @@
+"""From a trace to a readable straight-line NumPy function.
+
+Steps no output needs are dropped (dead-step elimination); common
+subexpressions were already merged when recorded and constants folded by
+NumPy at trace time.  Each remaining step becomes one assignment, named after
+the user's arguments (``g_W1`` is the gradient for ``W1``; ``g_t5`` the gradient
+arriving at the intermediate ``t5``).  Cheap views (``W.T``) and single-use
+comparisons (``h > 0``) are written inline where they are used.
+"""
+from __future__ import annotations
+
+import linecache
+import itertools
+
+import numpy as np
+
+from ..ops import dual
+from .tracer import GuardFailed, Tracer, _uniform
+
+_BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
+           "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "&",
+           "or": "|"}
+_INLINE_ALWAYS = {("method", "T")}
+_INLINE_ONCE = {"lt", "le", "gt", "ge", "eq", "ne", "neg", "invert"}
+_VIEWS = {("method", "T"), ("method", "reshape"), ("method", "transpose"), ("method", "swapaxes"),
+          "getitem", ("call", "broadcast_to"), ("call", "transpose"), ("call", "moveaxis"),
+          ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape")}
+_HELPERS = {"index_add": "index_add"}
+_AUGMENTED = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "pow": "**="}
+_OPERATOR_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
+                    "pow": "power", "neg": "negative"}
+_ELEMENTWISE_UFUNCS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "maximum", "minimum", "absolute",
+                       "negative", "sign", "add", "subtract", "multiply", "true_divide", "power"}
+
+
+def _ufunc_of(s):
+    """The NumPy ufunc an elementwise step calls (None for any other step)."""
+    if s.op in _OPERATOR_UFUNCS:
+        return _OPERATOR_UFUNCS[s.op]
+    if type(s.op) is tuple and s.op[0] == "ufunc" and s.op[2] == "__call__" and s.op[1] in _ELEMENTWISE_UFUNCS:
+        return s.op[1]
+    return None
+
+
+def _fresh(step):
+    """Whether the step's result is a new array nobody else holds (safe to overwrite)."""
+    return (_ufunc_of(step) is not None or step.op == "matmul" or step.op[0] == "reduce"
+            or step.op in (("call", "where"), ("method", "astype"), ("method", "copy"),
+                           ("call", "index_add")))
+_COUNTER = itertools.count()
+
+
+def live_steps(outputs, include_guards, steps):
+    """Steps needed for ``outputs`` (Tracers), plus guards if asked, in recorded order."""
+    live = set()
+    stack = [t.step for t in outputs if type(t) is Tracer and t.step is not None]
+    if include_guards:
+        stack += [s for s in steps if s.op == "guard"]
+    while stack:
+        s = stack.pop()
+        if id(s) in live:
+            continue
+        live.add(id(s))
+        stack.extend(t.step for t in s.tracers() if t.step is not None)
+    return [s for s in steps if id(s) in live]
+
+
+class Program:
+    """One generated function: its source, its compiled code, and facts about it."""
+
+    def __init__(self, trace, outputs, out_names, func_name, grad_names=None, value_only=False,
+                 reuse_buffers=True):
+        self.trace = trace
+        self.value_only = value_only
+        self._spec = (outputs, out_names, func_name, grad_names)
+        phases = ("forward",) if value_only else ("forward", "backward")
+        self.steps = live_steps(outputs, True, [s for s in trace.steps if s.phase in phases])
+        self.namespace = {"np": np, "index_add": dual.index_add_array, "_Retrace": GuardFailed}
+        self._names = {}
+        self._uses = {}
+        for s in self.steps:
+            for t in s.tracers():
+                self._uses[id(t)] = self._uses.get(id(t), 0) + 1
+        self._consts = {}
+        self.scatter, self.skip = {}, set()
+        self.reuse = self._plan_reuse(outputs) if reuse_buffers else {}
+        self._assign_names(outputs, out_names, grad_names or {})
+        self.source = self._write(func_name, outputs, out_names)
+        filename = f"<diffcompare.compile {func_name} #{next(_COUNTER)}>"
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        exec(compile(self.source, filename, "exec"), self.namespace)
+        self.fn = self.namespace[func_name]
+
+    # --- names --------------------------------------------------------------------
+    def _assign_names(self, outputs, out_names, grad_names):
+        taken = set()
+
+        def take(t, name):
+            base, k = name, 1
+            while name in taken:
+                k += 1
+                name = f"{base}_{k}"
+            taken.add(name)
+            self._names[id(t)] = name
+
+        for a in self.trace.args:
+            take(a, a.name)
+        for t, name in zip(outputs, out_names):
+            if type(t) is Tracer and t.step is not None and id(t) not in self._names:
+                take(t, name)
+        counter = itertools.count(1)
+        for s in self.steps:
+            if s.op == "guard":
+                continue
+            for t in s.outs:
+                if id(t) in self._names or self._inlined(t):
+                    continue
+                hit = grad_names.get(id(t))
+                x = self.reuse.get(id(s))
+                if x is not None and (hit is None or s.phase != "backward"):
+                    self._names[id(t)] = self._names[id(x)]     # written into x's buffer
+                elif hit is not None and id(hit[1]) in self._names and s.phase == "backward":
+                    take(t, "g_" + self._names[id(hit[1])])
+                else:
+                    take(t, f"t{next(counter)}")
+
+    def without_reuse(self) -> "Program":
+        """The same steps with one name per value and no buffer written twice (for reading)."""
+        outputs, out_names, func_name, grad_names = self._spec
+        return Program(self.trace, outputs, out_names, func_name, grad_names, self.value_only,
+                       reuse_buffers=False)
+
+    def _plan_reuse(self, outputs):
+        """Elementwise steps that may write into an operand's buffer: the operand is a fresh
+        array of the same shape and dtype, this step is its last use, nothing views it, and it
+        is not an output.  ``{id(step): operand}``.
+
+        Also ``a + index_add(g, key)`` (the backward of indexing, zeros with ``g`` at
+        ``key``) becomes ``a[key] += g`` when ``a``'s buffer can be reused: no zeros array
+        per slice (``self.scatter``: step -> the index_add step folded into it)."""
+        last, viewed = {}, set()
+        for i, s in enumerate(self.steps):
+            for t in s.tracers():
+                last[id(t)] = i
+            if s.op in _VIEWS:
+                viewed.update(id(t) for t in s.tracers())
+        protected = {id(o) for o in outputs if type(o) is Tracer}
+        scatter = {}
+        for i, s in enumerate(self.steps):
+            if s.op == "add" and len(s.args) == 2:
+                for x, y in (s.args, s.args[::-1]):
+                    if (type(x) is Tracer and type(y) is Tracer and x is not y and y.step is not None
+                            and y.step.op == ("call", "index_add") and self._uses.get(id(y)) == 1
+                            and id(y) not in protected and type(y.step.args[0]) is Tracer):
+                        scatter[id(s)] = (x, y.step)
+                        g = y.step.args[0]
+                        last[id(g)] = max(last[id(g)], i)      # g is now read here
+                        break
+        reuse = {}
+        for i, s in enumerate(self.steps):
+            if _ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0:
+                continue
+            out = s.outs[0]
+            preferred = [scatter[id(s)][0]] if id(s) in scatter else []
+            for x in preferred + list(s.args):
+                if (type(x) is Tracer and x.step is not None and _fresh(x.step) and x.ndim
+                        and last[id(x)] == i and id(x) not in viewed and id(x) not in protected
+                        and x.shape == out.shape and x.dtype == out.dtype and not self._inlined(x)):
+                    reuse[id(s)] = x
+                    break
+        self.scatter = {k: v[1] for k, v in scatter.items() if reuse.get(k) is v[0]}
+        self.skip = {id(step) for step in self.scatter.values()}
+        return reuse
+
+    def _inlined(self, t):
+        op = t.step.op
+        return op in _INLINE_ALWAYS or (op in _INLINE_ONCE and self._uses.get(id(t), 0) == 1)
+
+    # --- expressions --------------------------------------------------------------
+    def _const(self, c, dtype_like=None):
+        """A constant operand: a literal when NumPy's promotion stays the same, else a name."""
+        if isinstance(c, (bool, int, float)) and not isinstance(c, np.generic):
+            return repr(c) if c >= 0 or isinstance(c, bool) else f"({c!r})"
+        if isinstance(c, np.dtype):
+            return f"np.{c.name}"
+        a = np.asarray(c)
+        if dtype_like is not None and a.size >= 1 and _uniform(a):
+            v = a.reshape(-1)[0]
+            if a.dtype == dtype_like and a.dtype.kind == "f" and np.isfinite(v):
+                text = repr(float(v))
+                return text if v >= 0 else f"({text})"
+        if a.ndim == 0 and a.dtype.kind in "fiub":
+            return f"np.{a.dtype.name}({a.item()!r})"
+        key = id(c)
+        if key not in self._consts:
+            name = f"c{len(self._consts)}"
+            self._consts[key] = name
+            self.namespace[name] = c
+        return self._consts[key]
+
+    def _arg(self, x, dtype_like=None, operand=False):
+        if type(x) is Tracer:
+            name = self._names.get(id(x))
+            if name is not None:
+                return name
+            text = self._expr(x.step)
+            return f"({text})" if operand and x.step.op not in _INLINE_ALWAYS else text
+        if type(x) is tuple:
+            inner = ", ".join(self._arg(v) for v in x)
+            return f"({inner},)" if len(x) == 1 else f"({inner})"
+        if type(x) is list:
+            return "[" + ", ".join(self._arg(v) for v in x) + "]"
+        if x is None or x is Ellipsis:
+            return repr(x)
+        if type(x) is slice:
+            return f"slice({x.start!r}, {x.stop!r}, {x.step!r})"
+        return self._const(x, dtype_like)
+
+    def _key(self, key):
+        items = key if type(key) is tuple else (key,)
+        if len(items) > 1 and items[-1] is Ellipsis and all(type(k) is slice for k in items[:-1]):
+            items = items[:-1]                  # x[1:, ...] is x[1:]
+        parts = []
+        for k in items:
+            if type(k) is slice:
+                parts.append(":".join("" if v is None else repr(v) for v in (k.start, k.stop))
+                             + ("" if k.step is None else f":{k.step!r}"))
+            elif k is Ellipsis:
+                parts.append("...")
+            elif k is None:
+                parts.append("None")
+            else:
+                parts.append(self._arg(k))
+        return ", ".join(parts) if parts else "()"
+
+    def _expr(self, s):
+        op, args, kw = s.op, s.args, s.kwargs
+        tracer_dtype = next((a.dtype for a in args if type(a) is Tracer), None)
+        if op in _BINARY:
+            out_shape = s.outs[0].shape
+            # a constant that is one repeated number is written as that number, when the
+            # traced operand already has the result's shape (broadcasting changes nothing)
+            like = tracer_dtype if op != "matmul" and any(
+                type(a) is Tracer and a.shape == out_shape for a in args) else None
+            a, b = (self._arg(x, like, operand=True) for x in args)
+            return f"{a} {_BINARY[op]} {b}"
+        if op == "neg":
+            return f"-{self._arg(args[0], operand=True)}"
+        if op == "invert":
+            return f"~{self._arg(args[0], operand=True)}"
+        if op == "getitem":
+            return f"{self._arg(args[0], operand=True)}[{self._key(args[1])}]"
+        kind = op[0]
+        if kind == "method":
+            target = self._arg(args[0], operand=True)
+            if op[1] == "T":
+                return f"{target}.T"
+            rest = ", ".join(self._arg(x) for x in args[1:])
+            if op[1] == "reshape":
+                rest = self._arg(args[1])
+            return f"{target}.{op[1]}({rest})"
+        if kind == "reduce":
+            a, axis, keepdims = args
+            opts = [] if axis is None else [f"axis={self._arg(axis)}"]
+            if keepdims:
+                opts.append("keepdims=True")
+            return f"{self._arg(a, operand=True)}.{op[1]}({', '.join(opts)})"
+        call = {"ufunc": lambda: f"np.{op[1]}" + ("" if op[2] == "__call__" else f".{op[2]}"),
+                "call": lambda: _HELPERS.get(op[1], f"np.{op[1]}")}[kind]()
+        parts = [self._arg(x, tracer_dtype) for x in args]
+        parts += [f"{k}={self._arg(v)}" for k, v in kw.items()]
+        return f"{call}({', '.join(parts)})"
+
+    # --- the function -------------------------------------------------------------
+    def _write(self, func_name, outputs, out_names):
+        params = ", ".join(a.name for a in self.trace.args)
+        lines = [f"def {func_name}({params}):"]
+        phase = None
+        for s in self.steps:
+            if s.phase != phase and s.phase == "backward":
+                lines.append("    # backward: the recorded graph in reverse order")
+            phase = s.phase
+            if s.op == "guard":
+                cond, expected = s.args
+                test = self._arg(cond, operand=True)
+                lines.append(f"    if {'not ' if expected else ''}{test}:"
+                             f"  # guard: the branch taken at {s.line}")
+                lines.append(f"        raise _Retrace({s.line!r})")
+                continue
+            if all(self._inlined(t) or id(t) not in self._names for t in s.outs) and s.outs:
+                if any(self._inlined(t) for t in s.outs):
+                    continue
+            targets = ", ".join(self._names.get(id(t), "_") for t in s.outs)
+            if id(s) in self.skip:
+                continue
+            if id(s) in self.scatter:                    # a[key] += g: the index_add folded in
+                g, key, _, accumulate = self.scatter[id(s)].args
+                buf = self._names[id(self.reuse[id(s)])]
+                lines.append(f"    np.add.at({buf}, {self._arg(key)}, {self._arg(g)})" if accumulate
+                             else f"    {buf}[{self._key(key)}] += {self._arg(g)}")
+                if targets != buf:
+                    lines.append(f"    {targets} = {buf}")
+                continue
+            if id(s) in self.reuse:
+                lines.append("    " + self._in_place(s, targets))
+                continue
+            if s.op == ("call", "index_add"):       # zeros, with the gradient written at the index
+                g, key, shape, accumulate = s.args
+                dtype = s.outs[0].dtype
+                zeros = f"np.zeros({self._arg(shape)}" + ("" if dtype == np.float64 else f", np.{dtype.name}") + ")"
+                lines.append(f"    {targets} = {zeros}")
+                lines.append(f"    np.add.at({targets}, {self._arg(key)}, {self._arg(g)})" if accumulate
+                             else f"    {targets}[{self._key(key)}] = {self._arg(g)}")
+                continue
+            if len(s.outs) == 1 and type(s.outs) is list and s.op == ("call", "split"):
+                targets += ","
+            lines.append(f"    {targets} = {self._expr(s)}")
+        results = []
+        for t, name in zip(outputs, out_names):
+            results.append(self._result(t))
+        if self.value_only:
+            lines.append(f"    return {results[0]}")
+        else:
+            grads = ", ".join(results[1:]) + ("," if len(results) == 2 else "")
+            lines.append(f"    return {results[0]}, ({grads})")
+        return "\n".join(lines) + "\n"
+
+    def _in_place(self, s, target):
+        """The step written into its operand's buffer: ``t1 += b1``, ``np.maximum(t1, 0, out=t1)``."""
+        x = self.reuse[id(s)]
+        buf = self._names[id(x)]
+        args = list(s.args)
+        if target == buf and s.op in _AUGMENTED and len(args) == 2:
+            if args[1] is x and s.op in ("add", "mul"):      # commutative: exactly the same numbers
+                args.reverse()
+            if args[0] is x:
+                return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], x.dtype, operand=True)}"
+        out_shape = s.outs[0].shape
+        like = next((a.dtype for a in args if type(a) is Tracer and a.shape == out_shape), None)
+        call = f"np.{_ufunc_of(s)}({', '.join(self._arg(a, like) for a in args)}"
+        call += "".join(f", {k}={self._arg(v)}" for k, v in s.kwargs.items()) + f", out={buf})"
+        return call if target == buf else f"{target} = {call}"
+
+    def _result(self, t):
+        if t is None:
+            return "None"
+        if type(t) is not Tracer:
+            return f"np.array({self._const(t)})"
+        name = self._arg(t)
+        if t.step is None or t.step.op in _VIEWS:       # never hand out an input or a view of one
+            return f"np.array({name})"
+        return name

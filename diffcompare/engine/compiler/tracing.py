@@ -1,0 +1,120 @@
+"""Trace a function once: the engine's forward, then the engine's own backward, on Tracers.
+
+Nothing here knows a derivative.  The function runs on ordinary engine Tensors
+whose ``data`` are Tracers; ``Function.apply`` records the graph as it always
+does, and ``autograd``'s backward loop runs every node's ``backward`` formula
+(the one written once in ``ops/``) with Tracer gradients.  Every NumPy call made
+along the way becomes a step.
+
+Two seams of the engine let Tracers through: ``Tracer`` is registered, once, in
+``tensor.data_types``, so ``Tensor._make`` keeps it as ``data`` (and tells us
+which node made it, so the gradients arriving there can be named after its
+outputs: each traced node's ``backward`` is wrapped on the instance, and those
+nodes are private to the trace); ``dual.sum_to_array`` sums a registered stand-in
+as it is.  One helper still turns arrays into NumPy arrays, the scatter
+``dual.index_add_array``: it is swapped, only while tracing and under a lock,
+for a version that records one step (another thread's arrays pass through it
+unchanged).
+"""
+from __future__ import annotations
+
+import contextlib
+import threading
+
+
+from .. import autograd, grad_mode
+from ..ops import dual
+from ..tensor import Tensor, data_types
+from .tracer import Trace, TraceError, Tracer, _apply, user_line
+
+_LOCK = threading.RLock()
+
+
+def _adopt(data: Tracer, grad_fn, output_nr):
+    """Called by ``Tensor._make`` when a tensor is made with a Tracer as its data."""
+    if grad_fn is not None:
+        _label_gradients(grad_fn, output_nr, data)
+
+
+data_types[Tracer] = _adopt
+
+
+def _label_gradients(node, output_nr, out: Tracer):
+    """Remember node's outputs, so the gradients arriving there can be named after them."""
+    outs = node.__dict__.get("_traced_outputs")
+    if outs is None:
+        outs = node._traced_outputs = {}
+        run = node.backward      # the backward loop calls node.backward(*grads)
+
+        def backward(*grads, _run=run, _outs=outs):
+            for nr, g in enumerate(grads):
+                if type(g) is Tracer and g.name is None and nr in _outs and g.step is not None:
+                    g.trace.grad_names.setdefault(id(g), (g, _outs[nr]))
+            return _run(*grads)
+
+        node.backward = backward
+    outs[output_nr] = out
+
+
+def _index_add_array(g, key, shape, accumulate):
+    if type(g) is not Tracer:
+        return _ORIGINAL["index_add_array"](g, key, shape, accumulate)
+    return _apply(("call", "index_add"), _ORIGINAL["index_add_array"], (g, key, tuple(shape), accumulate))
+
+
+_ORIGINAL = {"index_add_array": dual.index_add_array}
+_PATCHES = [(dual, "index_add_array", _index_add_array)]
+
+
+@contextlib.contextmanager
+def _tracing():
+    with _LOCK:
+        missing = [f"{obj.__name__}.{name}" for obj, name, _ in _PATCHES if name not in obj.__dict__]
+        if missing:
+            raise TraceError(f"compile: the engine no longer has {missing}, which tracing "
+                             "swaps for a Tracer-keeping version; update "
+                             "diffcompare/engine/compiler/tracing.py to the engine's new names.")
+        saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in _PATCHES]
+        try:
+            for obj, name, new in _PATCHES:
+                setattr(obj, name, new)
+            yield
+        finally:
+            for obj, name, old in saved:
+                setattr(obj, name, old)
+
+
+def trace(fn, arrays, names, wrt, takes_xp):
+    """Run ``fn`` on traced Tensors and its backward; returns ``(trace, value, grads)``
+    where ``grads[i]`` is the gradient for ``wrt[i]`` (a Tracer, a constant, or None)."""
+    from .. import array_api
+
+    tr = Trace()
+    tr.grad_names = {}
+    with _tracing():
+        tensors = []
+        for i, (a, name) in enumerate(zip(arrays, names)):
+            t = Tensor._make(tr.argument(a, name))
+            if i in wrt:
+                t.requires_grad = True
+            tensors.append(t)
+        with grad_mode.enable_grad():
+            out = fn(array_api, *tensors) if takes_xp else fn(*tensors)
+        if not isinstance(out, Tensor):
+            raise TraceError(f"compile: the function returned a {type(out).__name__}, not a "
+                             "Tensor; return the value computed with the engine's ops.")
+        if wrt and out.data.size != 1:
+            raise TraceError(f"compile: the function's value has shape {out.shape}; compile "
+                             "differentiates a scalar: reduce it (e.g. .sum()) first.")
+        tr.phase = "backward"
+        wrt_tensors = [tensors[i] for i in wrt]
+        if wrt and out._requires_grad:
+            roots = autograd._roots((out,), (None,), False)
+            keys = autograd._capture_keys(wrt_tensors)
+            grads = autograd._execute(roots, False, False, captures=keys)
+        else:
+            grads = [None] * len(wrt)
+    return tr, out.data, list(grads)
+
+
+__all__ = ["trace", "TraceError", "user_line"]
