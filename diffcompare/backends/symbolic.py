@@ -201,7 +201,7 @@ def predict_gradient_ops(outputs, wrt) -> int:
     """
     import sympy
 
-    from .symbolic_reverse import function_dag
+    from .sympy_dag import function_dag
 
     wrt = set(wrt)
     tree: dict = {}

@@ -47,7 +47,7 @@ def to_symengine(exprs, memo=None) -> list:
     import sympy
     import symengine as se
 
-    from .symbolic_reverse import function_dag
+    from .sympy_dag import function_dag
 
     memo = {} if memo is None else memo
     exprs = [sympy.sympify(e) for e in exprs]
@@ -137,7 +137,7 @@ class SymengineBackend(SympyBackend):
     def _derive(self, problem, outputs, wrt_flat, info):
         import symengine as se
 
-        from .symbolic_reverse import function_dag
+        from .sympy_dag import function_dag
 
         kinks = sorted({type(n).__name__ for n in function_dag(outputs)} & set(_KINKS))
         if kinks:

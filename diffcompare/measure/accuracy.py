@@ -97,7 +97,7 @@ def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Refe
     """The exact gradient (reverse accumulation over the SymPy DAG) at ``digits`` digits."""
     import sympy
 
-    from ..backends.symbolic_reverse import dag_edges, reverse_program
+    from ..backends.sympy_dag import dag_edges, reverse_program
     from ..problems import symbolic
 
     sym = symbolic.symbols_like(inputs, problem.wrt)
