@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
+from .base import Backend, Prepared, as_float64_arrays
 
 INSTALL_HINT = "HIPS autograd is not installed (pip install autograd)"
 
@@ -30,13 +30,7 @@ INSTALL_HINT = "HIPS autograd is not installed (pip install autograd)"
 class AutogradBackend(Backend):
     name = "autograd"
     family = "autograd"
-
-    def available(self) -> Support:
-        try:
-            import autograd  # noqa: F401
-        except ImportError:
-            return Support(False, INSTALL_HINT)
-        return SUPPORTED
+    requires = ("autograd", INSTALL_HINT)
 
     def prepare(self, problem, inputs) -> Prepared:
         import autograd.numpy as anp

@@ -28,6 +28,7 @@ forward pass per gradient.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 from typing import Any
 
 import numpy as np
@@ -85,8 +86,19 @@ class Backend:
     exact = True               # exact up to rounding (AD, symbolic) vs approximate (FD)
     numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
 
+    #: ``(module, hint)``: the library the backend needs beyond the core dependencies, and
+    #: what to tell a user who lacks it (``available()`` imports it); None if nothing.
+    requires: tuple | None = None
+
     def available(self) -> Support:
-        """Whether the backend can run on this machine at all."""
+        """Whether the backend can run on this machine at all (its ``requires`` imports)."""
+        if self.requires is None:
+            return SUPPORTED
+        module, hint = self.requires
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return Support(False, hint)
         return SUPPORTED
 
     def supports(self, problem) -> Support:

@@ -28,6 +28,7 @@ import numpy as np
 from ..engine import functional
 from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
 from .engine import EngineBackend
+from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT
 
 
 def _limit(problem, inputs, max_inputs, why) -> Support:
@@ -70,17 +71,11 @@ class JaxJacfwdBackend(Backend):
 
     name = "jax-jacfwd"
     family = "jax"
+    requires = ("jax", JAX_INSTALL_HINT)
 
     def __init__(self, max_inputs: int = 2000):
         self.max_inputs = int(max_inputs)
 
-    def available(self) -> Support:
-        try:
-            import jax  # noqa: F401
-        except ImportError:
-            from .jax_backend import INSTALL_HINT
-            return Support(False, INSTALL_HINT)
-        return SUPPORTED
 
     def supports_inputs(self, problem, inputs) -> Support:
         return _limit(problem, inputs, self.max_inputs,

@@ -51,7 +51,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays, compute_dtype
+from .base import Backend, Prepared, Support, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "jax is not installed: pip install 'diffcompare[jax]'"
 
@@ -320,6 +320,7 @@ class _State:
 
 class _JaxBackend(Backend):
     family = "jax"
+    requires = ("jax", INSTALL_HINT)
     numpy_arrays = False
     jit = True
     _disable_jit = False
@@ -331,16 +332,13 @@ class _JaxBackend(Backend):
         self.device = device
 
     def available(self) -> Support:
-        try:
-            import jax  # noqa: F401
-        except ImportError:
-            return Support(False, INSTALL_HINT)
-        if self.device == "gpu":
+        support = super().available()
+        if support and self.device == "gpu":
             try:
-                pick_device(jax, "gpu")
+                pick_device(_import_jax(), "gpu")
             except Unavailable as exc:
                 return Support(False, str(exc))
-        return SUPPORTED
+        return support
 
     # -- placing inputs ------------------------------------------------------------
 

@@ -33,16 +33,10 @@ class NumdifftoolsBackend(Backend):
     name = "numdifftools"
     family = "finite-difference"
     exact = False
+    requires = ("numdifftools", INSTALL_HINT)
 
     def __init__(self, max_inputs: int = 100):
         self.max_inputs = int(max_inputs)
-
-    def available(self) -> Support:
-        try:
-            import numdifftools  # noqa: F401
-        except ImportError:
-            return Support(False, INSTALL_HINT)
-        return SUPPORTED
 
     def supports_inputs(self, problem, inputs) -> Support:
         n = int(sum(np.size(inputs[i]) for i in problem.wrt))

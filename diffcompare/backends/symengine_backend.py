@@ -105,19 +105,13 @@ class SymengineBackend(SympyBackend):
     """Per-variable ``diff`` in SymEngine (C++), ``Lambdify`` with CSE (LLVM where available)."""
 
     name = "symengine"
+    requires = ("symengine", "symengine is not installed: pip install 'diffcompare[symbolic]'")
     use_cse = True
     limits = {"max_inputs": 2000, "max_symbols": 20_000, "max_tree_ops": 2_000_000,
               "max_diff_ops": 2_000_000}
     # SymEngine's diff, CSE and Lambdify per predicted derivative operation: 2-30 µs (mlp_tanh
     # width 16: 5 s for 3e5; the 346-parameter MLP: 370 s for 1.2e7; loaded 2-core machine)
     seconds_per_op = 3e-5
-
-    def available(self) -> Support:
-        try:
-            import symengine  # noqa: F401
-        except ImportError as exc:
-            return Support(False, f"symengine is not installed ({exc}); pip install 'diffcompare[symbolic]'")
-        return SUPPORTED
 
     def supports(self, problem) -> Support:
         if not problem.smooth:

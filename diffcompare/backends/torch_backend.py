@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Prepared, Support, SUPPORTED, Unavailable, as_float64_arrays, compute_dtype
+from .base import Backend, Prepared, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "torch is not installed: pip install torch==2.13.0 (the CPU build)"
 
@@ -56,13 +56,7 @@ class TorchBackend(Backend):
     name = "torch"
     family = "torch"
     numpy_arrays = False
-
-    def available(self) -> Support:
-        try:
-            import torch  # noqa: F401
-        except ImportError:
-            return Support(False, INSTALL_HINT)
-        return SUPPORTED
+    requires = ("torch", INSTALL_HINT)
 
     def prepare(self, problem, inputs) -> Prepared:
         torch, xp = _import_torch()
