@@ -114,6 +114,9 @@ class SymengineBackend(SympyBackend):
     seconds_per_op = 3e-5
 
     def supports(self, problem) -> Support:
+        support = super().supports(problem)      # the scalar expansion's own limits (tags)
+        if not support:
+            return support
         if not problem.smooth:
             return Support(False, "SymEngine leaves the derivatives of Max, Min, Abs and sign "
                                   "unevaluated (it has no Heaviside): nonsmooth problems are not differentiated")

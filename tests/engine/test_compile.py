@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from diffcompare.engine import Tensor, compile, relu, where
+from diffcompare.engine import Tensor, compile, maximum, relu, where
 from diffcompare.engine.compiler import TraceError
 
 
@@ -264,11 +264,12 @@ def test_bad_wrt_is_a_clear_error():
 
 
 def test_report_seed001_answer_shows_the_derived_program():
-    from diffcompare.report.sections.seeds import seed_001
+    from diffcompare.report.sections.seeds import _compiled_seed_001
 
-    html = str(seed_001())
-    assert "g_w = inp.T @ g_t2" in html and "g_b = g_t2.sum(axis=0)" in html
-    assert "∂w = inpᵀ ∂t2" in html and "∂b = 𝟙ᵀ ∂t2" in html
+    html = str(_compiled_seed_001())
+    assert "g_w1 = inp.T @ g_t2" in html and "g_b1 = g_t2.sum(axis=0)" in html
+    assert "g_w2 = t3.T @ g_t5" in html and "g_b2 = g_t5.sum(axis=0)" in html
+    assert "∂w1 = inpᵀ ∂t2" in html and "∂b1 = 𝟙ᵀ ∂t2" in html
 
 
 def test_gradients_summed_back_over_broadcast_axes_match_the_eager_engine():
@@ -283,3 +284,31 @@ def test_gradients_summed_back_over_broadcast_axes_match_the_eager_engine():
     assert np.allclose(value, expected[0], rtol=1e-12, atol=0)
     for got, want, a in zip(grads, expected[1], arrays[1:]):
         assert got.shape == a.shape and np.allclose(got, want, rtol=1e-12, atol=1e-15)
+
+
+def test_infinite_constants_are_written_as_numpy_names():
+    x = np.array([1.0, 2.0])
+    g = compile(lambda x: maximum(x, -np.inf).sum(), wrt=(0,))
+    value, (grad,) = g(x)
+    assert value == 3.0 and list(grad) == [1.0, 1.0]
+    assert "-np.inf" in g.source and " inf" not in g.source.replace("np.inf", "")
+
+
+def test_compiled_backend_bakes_integer_inputs_and_refuses_changed_ones():
+    from diffcompare import backends, problems
+
+    p = problems.get("bundle_adjustment")
+    inputs = p.inputs(2, seed=0)
+    ints = [i for i, a in enumerate(inputs) if i not in p.wrt and np.asarray(a).dtype.kind in "iu"]
+    assert ints, "bundle adjustment indexes by integer observations"
+    b = backends.get("engine-compiled")
+    prepared = b.prepare(p, inputs)
+    cot = np.ones(np.shape(backends.get("engine").function(backends.get("engine").prepare(p, inputs), inputs)))
+    want = backends.get("engine").vjp(backends.get("engine").prepare(p, inputs), inputs, cot)
+    got = b.vjp(prepared, inputs, cot)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-12)
+    changed = list(inputs)
+    changed[ints[0]] = np.asarray(inputs[ints[0]])[::-1].copy()
+    with pytest.raises(ValueError, match="baked into the program"):
+        b.vjp(prepared, tuple(changed), cot)

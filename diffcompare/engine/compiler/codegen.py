@@ -180,7 +180,8 @@ class Program:
     def _const(self, c, dtype_like=None):
         """A constant operand: a literal when NumPy's promotion stays the same, else a name."""
         if isinstance(c, (bool, int, float)) and not isinstance(c, np.generic):
-            return repr(c) if c >= 0 or isinstance(c, bool) else f"({c!r})"
+            text = _literal(c)
+            return text if c >= 0 or isinstance(c, bool) or c != c else f"({text})"
         if isinstance(c, np.dtype):
             return f"np.{c.name}"
         a = np.asarray(c)
@@ -190,7 +191,7 @@ class Program:
                 text = repr(float(v))
                 return text if v >= 0 else f"({text})"
         if a.ndim == 0 and a.dtype.kind in "fiub":
-            return f"np.{a.dtype.name}({a.item()!r})"
+            return f"np.{a.dtype.name}({_literal(a.item())})"
         key = id(c)
         if key not in self._consts:
             name = f"c{len(self._consts)}"
@@ -350,3 +351,10 @@ class Program:
         if t.step is None or t.step.op in _VIEWS:       # never hand out an input or a view of one
             return f"np.array({name})"
         return name
+
+
+def _literal(v) -> str:
+    """Python source for a number; infinities and NaN as ``np.inf`` / ``np.nan``."""
+    if isinstance(v, float) and not np.isfinite(v):
+        return "np.nan" if v != v else ("np.inf" if v > 0 else "-np.inf")
+    return repr(v)
