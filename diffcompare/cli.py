@@ -42,7 +42,7 @@ def _run(args) -> int:
         summary = run_suite(suite, results_dir, fresh=args.fresh, progress=None if not args.quiet else False,
                             experiments_dir=args.experiments, executor=executor)
     finally:
-        if executor is not None:
+        if hasattr(executor, "close"):
             executor.close()
     if args.quiet:     # otherwise the progress display has printed it
         print(summary)
@@ -50,12 +50,15 @@ def _run(args) -> int:
 
 
 def _executor(args):
-    """None (the local executor) or a DaskExecutor for ``--executor dask`` / ``--scheduler``."""
+    """The local executor (``--workers`` groups at once, default one per core, each pinned
+    to a core of its own) or a DaskExecutor for ``--executor dask`` / ``--scheduler``."""
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {args.workers}.")
     if args.executor == "local" and args.scheduler is None:
-        if args.workers is not None:
-            raise UsageError("--workers sizes a Dask cluster: add --executor dask "
-                             "(the local executor runs one group at a time).")
-        return None
+        from .runner.cpu_slots import usable_cpus
+        from .runner.executor import LocalExecutor
+
+        return LocalExecutor(args.workers or len(usable_cpus()))
     if args.scheduler is not None and args.workers is not None:
         raise UsageError("--workers starts a local Dask cluster; a cluster given by --scheduler "
                          "has its own workers: drop one of the two flags.")
@@ -248,10 +251,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
     p.add_argument("--executor", choices=["local", "dask"], default="local",
-                   help="local: one group at a time on this machine (default); dask: groups on a "
-                        "Dask cluster, at most one per core (needs the dask extra)")
+                   help="local: groups on this machine (default); dask: groups on a Dask cluster "
+                        "(needs the dask extra); either way at most one group per core")
     p.add_argument("--workers", type=int, metavar="N",
-                   help="with --executor dask: worker processes of the local cluster (default: one per core)")
+                   help="groups at once on this machine, or worker processes of the local Dask "
+                        "cluster (default: one per core)")
     p.add_argument("--scheduler", metavar="tcp://HOST:PORT",
                    help="run on the existing Dask cluster with this scheduler (implies --executor dask)")
     p.set_defaults(func=_run)

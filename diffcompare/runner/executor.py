@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import abc
 import concurrent.futures
+import threading
 from typing import Callable, Iterable, Iterator
 
 
@@ -47,10 +48,11 @@ class Executor(abc.ABC):
 
 
 class LocalExecutor(Executor):
-    """Groups on this machine: one at a time (``max_workers=1``, the default, and
-    the right choice for timings), or ``max_workers`` at once, each on a thread that
-    drives its own worker process. Parallel groups share the cores, so use
-    ``max_workers > 1`` for accuracy and coverage runs rather than timings."""
+    """Groups on this machine: one at a time (``max_workers=1``, the default), or
+    ``max_workers`` at once, each on a thread that first claims a CPU slot
+    (:func:`~.cpu_slots.cpu_slot`) and so drives a worker process pinned to a core of its
+    own: at most one group per core, as timings need (``diffcompare run`` uses one worker
+    per core)."""
 
     def __init__(self, max_workers: int = 1):
         if int(max_workers) < 1:
@@ -62,13 +64,21 @@ class LocalExecutor(Executor):
             for group in groups:
                 yield run_group(group)
             return
+        from .cpu_slots import cpu_slot
+
+        cancelled = threading.Event()
+
+        def pinned(group):
+            with cpu_slot(cancelled):
+                return run_group(group)
+
         pending_groups = iter(groups)
         pool = concurrent.futures.ThreadPoolExecutor(self.max_workers, thread_name_prefix="group")
         running = set()
         finished = False
         try:
             for group in pending_groups:                 # fill the pool, in order
-                running.add(pool.submit(run_group, group))
+                running.add(pool.submit(pinned, group))
                 if len(running) >= self.max_workers:
                     break
             while running:
@@ -78,11 +88,12 @@ class LocalExecutor(Executor):
                     result = future.result()
                     nxt = next(pending_groups, None)
                     if nxt is not None:
-                        running.add(pool.submit(run_group, nxt))
+                        running.add(pool.submit(pinned, nxt))
                     yield result
             finished = True
         finally:
             if not finished:                             # error, Ctrl-C or the consumer stopped
+                cancelled.set()                          # threads waiting for a slot give up
                 cancel = getattr(run_group, "cancel", None)
                 if cancel is not None:
                     cancel()                             # kills the workers, so threads end now

@@ -18,7 +18,8 @@ distributed = pytest.importorskip("distributed", reason="the dask executor needs
 
 from diffcompare import cli  # noqa: E402
 from diffcompare.runner import load_results, load_suite, run_suite  # noqa: E402
-from diffcompare.runner.dask_executor import DaskExecutor, cpu_slot, usable_cpus  # noqa: E402
+from diffcompare.runner.cpu_slots import cpu_slot, usable_cpus  # noqa: E402
+from diffcompare.runner.dask_executor import DaskExecutor  # noqa: E402
 from diffcompare.runner.progress import Progress  # noqa: E402
 from diffcompare.runner.supervisor import Cancelled  # noqa: E402
 
@@ -163,7 +164,7 @@ def test_cpu_slots_are_one_per_cpu_and_pin_the_worker_process():
 
 
 @pytest.mark.parametrize("argv, says", [
-    (["--workers", "2"], "--executor dask"),
+    (["--workers", "0"], "at least 1"),
     (["--scheduler", "tcp://127.0.0.1:9", "--workers", "2"], "drop one"),
     (["--executor", "dask", "--workers", "0"], "at least 1"),
 ])
