@@ -146,3 +146,20 @@ def test_accuracy_fails_out_of_range_and_on_a_float64_reference(tmp_path):
     assert found["central methods"].ok is False          # too good to be a central difference
     assert found["high-precision reference"].ok is False
     assert found["exact methods"].ok
+
+
+def test_scaling_memory_growth_below_resolution_is_not_judged(tmp_path):
+    rows = []
+    for n, peak in ((8, 14_000), (30, 14_000)):          # 22 more inputs: 176 B, below 1 KiB
+        t_f = 1e-5
+        rows += cell_rows("rosenbrock", n, "engine", n_inputs=n, function_s=t_f, gradient_s=4 * t_f,
+                          peak_bytes=peak, evaluations=1)
+    found = _by_name(scaling.check(scaling.analyze(results_frame(tmp_path, rows))))
+    memory = found["reverse mode: memory grows with the stored forward pass"]
+    assert memory.ok is None and "not judged" in memory.measured
+    rows = []
+    for n, peak in ((8, 14_000), (512, 14_000)):         # 504 more inputs and no growth: fails
+        rows += cell_rows("rosenbrock", n, "engine", n_inputs=n, function_s=1e-5, gradient_s=4e-5,
+                          peak_bytes=peak, evaluations=1)
+    found = _by_name(scaling.check(scaling.analyze(results_frame(tmp_path / "b", rows))))
+    assert found["reverse mode: memory grows with the stored forward pass"].ok is False
