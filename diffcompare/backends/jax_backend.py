@@ -393,8 +393,17 @@ class _JaxBackend(Backend):
                 "mode": "jit" if self.jit else ("eager, jit disabled" if self._disable_jit else "eager"),
                 "x64": bool(dtype == np.float64)}
         with x64_scope(jax, dtype == np.float64), jax.default_device(device):
-            device_inputs = tuple(self._upload_one(jax, device, problem, i, a, dtype)
-                                  for i, a in enumerate(inputs))
+            # the transfers, timed apart from compute: the inputs up, and the gradient's bytes
+            # (the differentiated inputs' shapes) back to the host
+            t0 = time.perf_counter()
+            device_inputs = jax.block_until_ready(tuple(self._upload_one(jax, device, problem, i, a, dtype)
+                                                        for i, a in enumerate(inputs)))
+            info["transfer_to_device_s"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            back = [np.asarray(device_inputs[i]) for i in problem.wrt]
+            info["transfer_to_host_s"] = time.perf_counter() - t0
+            info["transfer_bytes"] = int(sum(np.asarray(d).nbytes for d in device_inputs)
+                                         + sum(b.nbytes for b in back))
             state = self._prepare_state(jax, device, problem, inputs, device_inputs, info)
         state.dtype = dtype
         return Prepared(problem, state=state, info=info)

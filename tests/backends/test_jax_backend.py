@@ -288,3 +288,14 @@ def test_abs_at_zero_is_jaxs_own_convention(name, engine):
     theirs, = backends.compute_gradient(engine, ABS_AT_ZERO, inputs)
     assert theirs[0] == 0.0 and ours[0] == 1.0
     np.testing.assert_array_equal(ours[1:], theirs[1:])
+
+
+@pytest.mark.parametrize("name", ["jax-jit", "jax-eager"])
+def test_prepare_times_the_transfers_apart_from_compute(name):
+    inputs = case(MLP)[0]
+    info = backends.get(name).prepare(MLP, inputs).info
+    up = sum(np.asarray(a, dtype=np.float64).nbytes if np.asarray(a).dtype.kind == "f" else np.asarray(a).nbytes
+             for a in inputs)
+    back = sum(np.asarray(inputs[i], dtype=np.float64).nbytes for i in MLP.wrt)
+    assert info["transfer_bytes"] == up + back
+    assert info["transfer_to_device_s"] >= 0 and info["transfer_to_host_s"] >= 0
