@@ -35,7 +35,7 @@ from .timing import time_call, time_once
 
 
 def measure_cell(problem_name, size, seed, backend_name, dtype="float64", options=None):
-    """Yield row dicts (see ``diffcompare.runner.schema``) for one backend on one cell."""
+    """Yield row dicts (see ``diffcompare.results.schema``) for one backend on one cell."""
     options = dict(options or {})
     timing_opts = {k: options.pop(k) for k in ("min_sample_s", "samples") if k in options}
     cache_dir = options.pop("cache_dir", None)

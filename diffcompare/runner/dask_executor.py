@@ -43,7 +43,7 @@ import threading
 
 from .cpu_slots import cpu_slot, usable_cpus
 from .executor import Executor
-from .schema import make_row
+from ..results.schema import make_row
 from .supervisor import GroupResult
 
 #: How long ``--scheduler`` waits to connect, and then for a first worker.

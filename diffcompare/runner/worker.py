@@ -26,7 +26,7 @@ A task ``{"study", "results_dir", "quick"}`` runs one study instead
 (:func:`run_study_task`), under the same supervision (:mod:`.studies`).
 
 The cell function, ``measure_cell(problem_name, size, seed, backend_name, dtype,
-options)``, yields row dicts (see :mod:`diffcompare.runner.schema`); an
+options)``, yields row dicts (see :mod:`diffcompare.results.schema`); an
 exception it raises becomes an ``error`` row and the worker goes on with the
 next backend. Anything the cell function prints goes to stderr, so it cannot
 corrupt the protocol on stdout.

@@ -6,7 +6,7 @@ paragraph) and ``check(frame) -> list[Finding]``, plus either
 - ``run(out_dir, quick=False) -> DataFrame``: it computes its own tidy rows (``fd_steps``,
   ``expression_swell``, ``kinks``), or
 - ``analyze(results) -> DataFrame``: it derives its rows from a suite's grid results
-  (``scaling``, ``breakeven``, ``accuracy``; see :mod:`diffcompare.runner.schema`).
+  (``scaling``, ``breakeven``, ``accuracy``; see :mod:`diffcompare.results.schema`).
 
 ``run_study(name, out_dir)`` writes ``<out_dir>/studies/<name>.csv`` (the rows) and
 ``<out_dir>/studies/<name>.findings.json`` (the expectation, every finding and a status):

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 
 from diffcompare.runner.provenance import mixed_hosts_message
-from diffcompare.runner.results import load_results
-from diffcompare.runner.schema import make_row
+from diffcompare.results.folder import load_results
+from diffcompare.results.schema import make_row
 
 
 def _write(folder, hosts):

@@ -8,7 +8,7 @@ import pytest
 
 from diffcompare.runner import (COLUMN_NAMES, ResultsError, export, load_results, read_run,
                                 run_suite)
-from diffcompare.runner import results as results_mod
+from diffcompare.results import folder as results_mod
 from diffcompare.results.folder import ResultsLog, read_rows
 from diffcompare.results.schema import COLUMNS, make_row
 
