@@ -5,9 +5,8 @@ Answers "can I see the graph, or at least its size?" without any system binary:
 - :func:`nodes` lists the backward nodes, :func:`summarize` counts them and the
   bytes their saved tensors hold, :func:`summary_text` prints that for a
   terminal and :func:`to_records` gives rows for ``pandas.DataFrame``;
-- :func:`to_dot` writes Graphviz DOT text (render it with :func:`render_with_graphviz`
-  if ``dot`` is installed), :func:`to_svg` draws an SVG in pure Python; both are
-  :mod:`diffcompare.viz.graph`'s, which draws PyTorch's graphs the same way.
+- the pictures (DOT text, an SVG drawn in pure Python) are :mod:`diffcompare.viz.graph`'s,
+  which draws PyTorch's graphs the same way.
 
 >>> from diffcompare.engine import Tensor
 >>> w = Tensor([2.], requires_grad=True)
@@ -26,7 +25,7 @@ from typing import Mapping
 import numpy as np
 
 __all__ = ['nodes', 'SavedRow', 'GraphSummary', 'summarize', 'summary_text',
-           'to_records', 'to_dot', 'to_svg', 'render_with_graphviz']
+           'to_records']
 
 # --------------------------------------------------------------------------- traversal
 
@@ -291,26 +290,3 @@ def to_records(t) -> list[dict]:
                      for c, nr in getattr(n, 'next_functions', ())],
             'saved': saved, 'saved_bytes': sum(v[2] for v in saved.values())})
     return records
-
-
-# --------------------------------------------------------------------------- drawing
-# The drawing code lives in :mod:`diffcompare.viz.graph` (it draws PyTorch's graphs too);
-# these names stay here so ``from diffcompare.engine import graph; graph.to_svg(L)`` works.
-
-
-def to_dot(t, show_saved: bool = True, names: Mapping | None = None) -> str:
-    """Graphviz DOT text of ``t``'s graph: see :func:`diffcompare.viz.graph.to_dot`."""
-    from ..viz.graph import to_dot as _to_dot
-    return _to_dot(t, show_saved, names)
-
-
-def to_svg(t, show_saved: bool = True, names: Mapping | None = None) -> str:
-    """An SVG drawing of ``t``'s graph: see :func:`diffcompare.viz.graph.to_svg`."""
-    from ..viz.graph import to_svg as _to_svg
-    return _to_svg(t, show_saved, names)
-
-
-def render_with_graphviz(dot: str, fmt: str = 'svg') -> bytes:
-    """Render DOT text with Graphviz: see :func:`diffcompare.viz.graph.render_with_graphviz`."""
-    from ..viz.graph import render_with_graphviz as _render
-    return _render(dot, fmt)

@@ -12,8 +12,8 @@ import pytest
 from diffcompare.engine import Tensor
 from diffcompare.engine import graph
 from diffcompare.viz import graph as viz_graph
-from diffcompare.engine.graph import (nodes, render_with_graphviz, summarize, summary_text,
-                                      to_dot, to_records, to_svg)
+from diffcompare.engine.graph import nodes, summarize, summary_text, to_records
+from diffcompare.viz.graph import render_with_graphviz, to_dot, to_svg
 from diffcompare.viz.layout import Box, Edge, _pack, layered_layout, render_svg
 
 SVG_NS = '{http://www.w3.org/2000/svg}'

@@ -103,7 +103,7 @@ def answers(runs) -> dict:
             " = mean(x). The gradient of the average is the average of the gradients. The graph is one "
             "“tensor arm”, not one per sample: ", t("000-mean-of-product", "nodes in the graph, batch of 2"),
             " nodes for a batch of 2 and ", t("000-mean-of-product", "nodes in the graph, batch of 100,000"),
-            " for 100,000; only the saved x grows. Draw it (", code("graph.to_svg(L)"), ") or count it (",
+            " for 100,000; only the saved x grows. Draw it (", code("viz.graph.to_svg(L)"), ") or count it (",
             code("graph.summarize(L)"), ")."),
         "001": join(
             "From the chain rule, one op at a time. The bias is broadcast over the batch, so every sample "
