@@ -10,6 +10,7 @@ from __future__ import annotations
 import pathlib
 
 from . import seeds
+from .viz.libs import libs
 from .engine import graph
 
 
@@ -45,7 +46,7 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     for example in seeds.EXAMPLES:
-        records = {lib.name: seeds.run(example, lib) for lib in seeds.libs()}
+        records = {lib.name: seeds.run(example, lib) for lib in libs()}
         _print_example(example, records, echo)
         _write_graphs(example, records, out_dir)
     index = out_dir / "index.html"

@@ -1,13 +1,14 @@
 """The seed threads' examples, written once, run on the engine and on PyTorch side by side.
 
-Each :class:`Example` is one forum thread's code as a function of a :class:`Lib` (the
-engine, or torch where it is installed) and a :class:`Record` that writes down what a
+Each :class:`Example` is one forum thread's code as a function of a
+:class:`~diffcompare.viz.libs.Lib` (the engine, or torch where it is installed) and a :class:`Record` that writes down what a
 reader of the thread looks at: values and gradients, ``grad_fn`` and ``next_functions``,
 saved tensors, version counters, error messages, and the graphs to draw.  The same
 function runs on both libraries, so :func:`side_by_side` can put the two outputs next
 to each other and flag every line where they differ.  The report's seed section,
 ``diffcompare demo`` and ``tests/engine/test_seeds.py`` all use these examples.
 
+>>> from diffcompare.viz.libs import engine
 >>> rec = run(get("003-complicated"), engine())
 >>> rec.text("i.grad")               # the thread: i.retain_grad() gives i.grad = 18
 '18'
@@ -22,59 +23,10 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["Lib", "Record", "Line", "Example", "Row", "EXAMPLES", "QUESTIONS", "engine", "torch",
-           "libs", "get", "run", "side_by_side", "fmt"]
+from .viz.libs import Lib, libs
 
-
-# --------------------------------------------------------------------------- libraries
-
-
-@dataclasses.dataclass(frozen=True)
-class Lib:
-    """What an example needs from a library: float64 tensors, ``no_grad``, the MSE loss,
-    a tensor's values as NumPy, and whether two tensors share memory."""
-
-    name: str                      # "engine" or "torch"
-    version: str
-    tensor: Callable               # tensor(data, requires_grad=False), float64
-    no_grad: Callable
-    mse_loss: Callable             # mse_loss(input, target, reduction="mean")
-    array: Callable                # tensor -> np.ndarray
-    shares_memory: Callable        # (a, b) -> bool
-    view: object                   # the diffcompare.viz.graph view of its graphs
-
-
-def engine() -> Lib:
-    """The engine as a :class:`Lib`."""
-    from . import __version__ as version
-    from . import engine as E
-    from .viz.graph import EngineView
-
-    return Lib("engine", f"diffcompare {version}", lambda data, requires_grad=False:
-               E.tensor(data, requires_grad=requires_grad),
-               E.no_grad, E.mse_loss, lambda t: np.asarray(t.data),
-               lambda a, b: bool(np.shares_memory(a.data, b.data)), EngineView())
-
-
-def torch() -> Lib | None:
-    """PyTorch as a :class:`Lib` (float64), or None when it is not installed."""
-    try:
-        import torch as T
-    except ImportError:
-        return None
-    from .viz.graph import TorchView
-
-    def tensor(data, requires_grad=False):
-        return T.tensor(np.asarray(data, dtype=np.float64), requires_grad=requires_grad)
-
-    return Lib("torch", f"torch {T.__version__}", tensor, T.no_grad,
-               lambda a, b, reduction="mean": T.nn.functional.mse_loss(a, b, reduction=reduction),
-               lambda t: t.detach().numpy(), lambda a, b: a.data_ptr() == b.data_ptr(), TorchView())
-
-
-def libs() -> list[Lib]:
-    """The engine, and torch where it is installed."""
-    return [lib for lib in (engine(), torch()) if lib is not None]
+__all__ = ["Record", "Line", "Example", "Row", "EXAMPLES", "QUESTIONS", "get", "run", "side_by_side",
+           "fmt"]
 
 
 # --------------------------------------------------------------------------- recording

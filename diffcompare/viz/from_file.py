@@ -69,15 +69,15 @@ def build(fn, inputs: dict, requires_grad, lib):
 
 def draw_file(path, out_dir, function: str | None = None, echo=print) -> list[Path]:
     """Draw the function's graph for the engine and torch (when installed) into ``out_dir``."""
-    from .. import seeds
     from ..engine import graph as engine_graph
     from .graph import to_dot, to_svg
+    from .libs import libs
 
     fn, inputs, rg = load(path, function)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written = []
-    for lib in seeds.libs():
+    for lib in libs():
         try:
             out, names = build(fn, inputs, rg, lib)
         except GraphFileError:

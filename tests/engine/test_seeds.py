@@ -772,10 +772,11 @@ def test_003_detach_inplace_breaks_backward_that_needs_original():
 # these records, so the numbers a reader sees are the ones checked here.
 
 from diffcompare import seeds as S  # noqa: E402
+from diffcompare.viz import libs  # noqa: E402
 
 
 def test_seed_module_003_retain_grad_detach_no_grad_on_engine():
-    rec = S.run(S.get("003-complicated"), S.engine())
+    rec = S.run(S.get("003-complicated"), libs.engine())
     assert rec.text("k") == "80"
     assert rec.text("i.grad (kept by i.retain_grad())") == "18"      # j + i = 10 + 8
     assert rec.text("j.grad (no retain_grad)") == "None"
@@ -790,7 +791,7 @@ def test_seed_module_003_retain_grad_detach_no_grad_on_engine():
 
 
 def test_seed_module_version_counter_and_errors():
-    rec = S.run(S.get("003-version-counter"), S.engine())
+    rec = S.run(S.get("003-version-counter"), libs.engine())
     assert rec.text("c._version after c = a·b") == "0" and rec.text("c._version after c += 1") == "1"
     assert "modified by an inplace operation" in rec.text("e.backward() after c += 1 (MulBackward0 saved c)")
     assert rec.text("(c + d).grad_fn saved") == "(nothing)"
@@ -800,7 +801,7 @@ def test_seed_module_version_counter_and_errors():
 
 def test_seed_module_every_example_runs_and_draws_on_engine():
     for ex in S.EXAMPLES:
-        rec = S.run(ex, S.engine())
+        rec = S.run(ex, libs.engine())
         assert rec.lines, ex.key
         assert ex.code and "rec." not in ex.code and "lib." not in ex.code, ex.key
         for g in rec.graphs:
@@ -842,7 +843,7 @@ def test_demo_writes_both_libraries_graphs_and_a_styled_page(tmp_path):
 
 
 def test_seed_module_draws_graphs_before_backward_frees_them():
-    rec = S.run(S.get("003-unbind"), S.engine())      # e.backward() runs after the graph is recorded
+    rec = S.run(S.get("003-unbind"), libs.engine())      # e.backward() runs after the graph is recorded
     g = rec.graphs[0]
     assert "(released)" not in g.svg and "self = b" in g.svg and "other = c" in g.svg
     assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 32 bytes saved"

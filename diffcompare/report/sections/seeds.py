@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import seeds as S
+from ...viz.libs import libs
 from ..fmt import fmt_error
 from ..html import Markup, code, join, p, pre, scroll, table, tag
 from ..templates import render
@@ -74,7 +75,7 @@ def run_examples() -> dict:
     out = {}
     for ex in S.EXAMPLES:
         try:
-            out[ex.key] = (ex, {lib.name: S.run(ex, lib) for lib in S.libs()})
+            out[ex.key] = (ex, {lib.name: S.run(ex, lib) for lib in libs()})
         except Exception as exc:          # a broken example must not sink the whole report
             out[ex.key] = (ex, f"{type(exc).__name__}: {exc}")
     return out
@@ -133,7 +134,7 @@ def answers(runs) -> dict:
 
 
 def build(data=None) -> Section:
-    from ...seeds import torch as torch_lib
+    from ...viz.libs import torch as torch_lib
 
     runs = run_examples()
     ans = answers(runs)
