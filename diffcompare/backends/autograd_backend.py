@@ -30,6 +30,7 @@ INSTALL_HINT = "HIPS autograd is not installed (pip install autograd)"
 class AutogradBackend(Backend):
     name = "autograd"
     family = "autograd"
+    mode = "reverse"
     requires = ("autograd", INSTALL_HINT)
 
     def prepare(self, problem, inputs) -> Prepared:

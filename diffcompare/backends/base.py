@@ -84,6 +84,9 @@ class Backend:
     name = "backend"
     family = "backend"         # engine | symbolic | finite-difference | jax | torch | manual
     exact = True               # exact up to rounding (AD, symbolic) vs approximate (FD)
+    #: how derivatives accumulate: "reverse" (a backward pass per output, whatever the
+    #: number of inputs) or "forward" (a JVP per input); None for symbolic and FD methods
+    mode: str | None = None
     numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
 
     #: ``(module, hint)``: the library the backend needs beyond the core dependencies, and

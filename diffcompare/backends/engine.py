@@ -18,6 +18,7 @@ def substitute(problem, inputs, wrt_values):
 class EngineBackend(Backend):
     name = "engine"
     family = "engine"
+    mode = "reverse"
 
     def prepare(self, problem, inputs) -> Prepared:
         # Nothing to derive or compile: the graph is recorded anew on every call.

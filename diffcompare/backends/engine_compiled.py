@@ -42,6 +42,7 @@ def _baked(fn, n_args: int, constants: dict):
 class EngineCompiledBackend(Backend):
     name = "engine-compiled"
     family = "engine"
+    mode = "reverse"
 
     def prepare(self, problem, inputs) -> Prepared:
         inputs = tuple(np.asarray(a) for a in inputs)

@@ -44,9 +44,15 @@ class EngineJvpBackend(EngineBackend):
 
     name = "engine-jvp"
     family = "engine"
+    mode = "forward"
 
     def __init__(self, max_inputs: int = 300):
         self.max_inputs = int(max_inputs)
+
+    # the reverse-mode engine's timed loop and recorded graph are not this method's: time
+    # ``vjp`` itself (Backend's default) and report no saved graph
+    timed_vjp = Backend.timed_vjp
+    graph_stats = None
 
     def supports_inputs(self, problem, inputs) -> Support:
         return _limit(problem, inputs, self.max_inputs, "each is two reverse passes here")
@@ -71,6 +77,7 @@ class JaxJacfwdBackend(Backend):
 
     name = "jax-jacfwd"
     family = "jax"
+    mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)
 
     def __init__(self, max_inputs: int = 2000):
@@ -120,28 +127,41 @@ class JaxJacfwdBackend(Backend):
         return wrt, others
 
     def _call(self, prepared, inputs, cotangent, warm=False):
+        call, _ = self._timed(prepared, inputs, cotangent, count=not warm)
+        return call()
+
+    def _timed(self, prepared, inputs, cotangent, count=True):
+        """The call a timing loop repeats (inputs on the device beforehand) and its count:
+        one (batched) JVP per differentiated scalar."""
         from .jax_backend import x64_scope
 
-        with x64_scope(prepared.state["jax"], prepared.state["x64"]):
-            return self._call_in_scope(prepared, inputs, cotangent, warm)
+        state = prepared.state
+        jax, gradient, x64 = state["jax"], state["gradient"], state["x64"]
+        with x64_scope(jax, x64):
+            jnp = jax.numpy
+            wrt, others = self._split(prepared, inputs)
+            if prepared.problem.vector_output:
+                if cotangent is None:       # compile with the output's shape, ones as weights
+                    cotangent = np.ones(np.shape(state["value"](wrt, others)))
+                weights = jnp.asarray(np.asarray(cotangent, dtype=wrt[0].dtype))
+            else:
+                weights = jnp.asarray(1.0)
+        n = int(sum(np.size(w) for w in wrt)) if count else 0
 
-    def _call_in_scope(self, prepared, inputs, cotangent, warm):
-        jnp = prepared.state["jax"].numpy
-        wrt, others = self._split(prepared, inputs)
-        if prepared.problem.vector_output:
-            if cotangent is None:       # compile with the output's shape, ones as weights
-                cotangent = np.ones(np.shape(prepared.state["value"](wrt, others)))
-            weights = jnp.asarray(np.asarray(cotangent, dtype=wrt[0].dtype))
-        else:
-            weights = jnp.asarray(1.0)
-        grads = prepared.state["gradient"](wrt, others, weights)
-        grads = prepared.state["jax"].block_until_ready(grads)
-        if not warm:            # one (batched) JVP per differentiated scalar
-            prepared.evaluations += int(sum(np.size(w) for w in wrt))
-        return grads
+        def call():
+            with x64_scope(jax, x64):
+                grads = jax.block_until_ready(gradient(wrt, others, weights))
+            prepared.evaluations += n
+            return grads
+
+        return call, as_float64_arrays
+
+    def timed_vjp(self, prepared, inputs, cotangent=None):
+        return self._timed(prepared, inputs, cotangent)
 
     def vjp(self, prepared, inputs, cotangent=None):
-        return as_float64_arrays(self._call(prepared, inputs, cotangent))
+        call, finish = self._timed(prepared, inputs, cotangent)
+        return finish(call())
 
     def function(self, prepared, inputs):
         from .jax_backend import x64_scope

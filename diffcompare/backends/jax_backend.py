@@ -320,6 +320,7 @@ class _State:
 
 class _JaxBackend(Backend):
     family = "jax"
+    mode = "reverse"
     requires = ("jax", INSTALL_HINT)
     numpy_arrays = False
     jit = True

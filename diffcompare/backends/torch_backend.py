@@ -55,6 +55,7 @@ class _State:
 class TorchBackend(Backend):
     name = "torch"
     family = "torch"
+    mode = "reverse"
     numpy_arrays = False
     requires = ("torch", INSTALL_HINT)
 

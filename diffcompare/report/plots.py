@@ -86,24 +86,24 @@ def _size_axis(ax, sizes, label):
         ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
 
 
-def _multi_size_problems(ok, column: str) -> list:
-    """Problems with a finite ``column`` at two or more sizes, in catalog order."""
+def _multi_size_problems(ok, column: str, x: str = "size") -> list:
+    """Problems with a finite ``column`` at two or more values of ``x``, in catalog order."""
     out = []
     for p in problem_order(ok["problem"]):
         sub = ok[(ok["problem"] == p) & ok[column].notna()]
-        if sub["size"].nunique() >= 2:
+        if sub[x].nunique() >= 2:
             out.append(p)
     return out
 
 
-def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0):
+def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x: str = "size"):
     for b in backend_order(sub["backend"]):
-        rows = sub[(sub["backend"] == b) & sub[column].notna()].sort_values("size")
+        rows = sub[(sub["backend"] == b) & sub[column].notna()].sort_values(x)
         rows = rows[rows[column] > 0]
         if rows.empty:
             continue
         fam = rows["family"].iloc[0]
-        (line,) = ax.plot(rows["size"].astype(float), rows[column] * scale, label=b,
+        (line,) = ax.plot(rows[x].astype(float), rows[column] * scale, label=b,
                           **backend_style(b, fam))
         handles.setdefault(b, line)
 
@@ -290,18 +290,20 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
 
 @_safe
 def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
-                 key: str = "time-vs-size", size_labels: dict | None = None, kind: str = "seconds"):
-    problems = _multi_size_problems(ok, column)
+                 key: str = "time-vs-size", size_labels: dict | None = None, kind: str = "seconds",
+                 x: str = "size"):
+    """One panel per problem measured at two or more values of ``x`` (the problem's
+    ``size``, or ``n_inputs``: the differentiated scalars), ``column`` per method, log-log."""
+    problems = _multi_size_problems(ok, column, x)
     if not problems:
         return None
-    backends = backend_order(ok[ok["problem"].isin(problems)]["backend"])
     with style():
         fig, axes = _figure(len(problems), panel_h=2.7)
         handles = {}
         for ax, p in zip(axes, problems):
             sub = ok[ok["problem"] == p]
-            _lines_by_backend(ax, sub, column, handles)
-            _size_axis(ax, sub["size"].dropna(), (size_labels or {}).get(p, "size"))
+            _lines_by_backend(ax, sub, column, handles, x=x)
+            _size_axis(ax, sub[x].dropna(), (size_labels or {}).get(p, x))
             log_axis(ax, kind)
             ax.set_title(p)
             ax.set_ylabel(ylabel)
@@ -523,7 +525,7 @@ def float_dtype_bars(table, key: str = "float32-vs-float64"):
 
 def _columns(frame, column: str):
     """The rows and columns a size plot drew: the data behind its CSV download."""
-    cols = [c for c in ("problem", "size", "dtype", "backend", column) if c in frame]
+    cols = [c for c in ("problem", "size", "n_inputs", "dtype", "backend", column) if c in frame]
     return frame[frame[column].notna()][cols]
 
 

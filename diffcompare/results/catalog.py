@@ -11,6 +11,8 @@ only for folders written before ``catalog.json`` existed.
 True
 >>> describe_backend("fd-central")["family"], describe_backend("fd-central")["exact"]
 ('finite-difference', False)
+>>> describe_backend("jax-jacfwd")["mode"], describe_backend("engine")["mode"]
+('forward', 'reverse')
 """
 from __future__ import annotations
 
@@ -32,15 +34,17 @@ def describe_problem(problem) -> dict:
 
 
 def describe_backend(name: str) -> dict:
-    """``{"family", "exact", "doc"}`` of backend ``name`` (family ``"unknown"`` if it cannot load)."""
+    """``{"family", "exact", "mode", "doc"}`` of backend ``name`` (family ``"unknown"`` if it
+    cannot load; ``mode`` is ``"reverse"``, ``"forward"`` or None, see ``Backend.mode``)."""
     try:
         from .. import backends
 
         backend = backends.get(name)
     except Exception:
-        return {"family": "unknown", "exact": False, "doc": ""}
+        return {"family": "unknown", "exact": False, "mode": None, "doc": ""}
     doc = (type(backend).__doc__ or "").strip().split("\n\n")[0]
-    return {"family": backend.family, "exact": is_exact(backend.family), "doc": " ".join(doc.split())}
+    return {"family": backend.family, "exact": is_exact(backend.family), "mode": backend.mode,
+            "doc": " ".join(doc.split())}
 
 
 def snapshot(groups) -> dict:

@@ -1,7 +1,8 @@
 """Rows to cells: one table row per backend cell, its phases side by side.
 
 :func:`cells_table` turns the tidy rows of ``results.jsonl`` (one per phase) into one
-row per (problem, size, seed, backend, dtype), ``CELLS_TABLE_COLUMNS`` wide:
+row per (problem, size, seed, backend, dtype), ``CELLS_TABLE_COLUMNS`` wide (``family`` and
+``mode``, reverse or forward, are the method's, from the folder's ``catalog.json``):
 
 - every finished cell (see :func:`diffcompare.results.folder.finished_cells`) with the
   status and message of its completion row and its measured phases side by side
@@ -42,7 +43,7 @@ PHASE_MEASURES = {
     "hvp": {"time_median_s": "hvp_s"},
 }
 #: The cells table's columns, in order (``ratio`` = gradient_s / function_s).
-CELLS_TABLE_COLUMNS = CELL + ["family", "status", "message"] + [
+CELLS_TABLE_COLUMNS = CELL + ["family", "mode", "status", "message"] + [
     c for m in PHASE_MEASURES.values() for c in m.values()] + ["gradient_q1_s", "gradient_q3_s", "ratio"]
 _NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient_min_s", "hvp_s",
             "gradient_q1_s", "gradient_q3_s",
@@ -99,13 +100,19 @@ def problem_info(name: str, catalog: dict | None = None) -> dict:
         return {}
 
 
+def backend_fact(backend, key: str, catalog: dict | None = None):
+    """``key`` of :func:`~diffcompare.results.catalog.describe_backend` for ``backend``: from
+    ``catalog`` when it stores it, else from the registry (older folders lack some keys)."""
+    stored = ((catalog or {}).get("backends") or {}).get(str(backend))
+    if stored and stored.get(key) is not None:
+        return stored[key]
+    from .catalog import describe_backend
+    return describe_backend(str(backend)).get(key)
+
+
 def family_of(backend, catalog: dict | None = None) -> str:
     """The family of ``backend``: from ``catalog``, else the registry, else ``"unknown"``."""
-    stored = ((catalog or {}).get("backends") or {}).get(str(backend))
-    if stored and stored.get("family"):
-        return stored["family"]
-    from .catalog import describe_backend
-    return describe_backend(str(backend))["family"]
+    return backend_fact(backend, "family", catalog) or "unknown"
 
 
 # --------------------------------------------------------------------------- the table
@@ -171,6 +178,8 @@ def cells_table(rows, catalog: dict | None = None):
     table["seed"] = pd.to_numeric(table["seed"], errors="coerce").astype("Int64")
     table["family"] = [f if isinstance(f, str) and f else family_of(b, catalog)
                        for f, b in zip(table["family"], table["backend"])]
+    modes = {b: backend_fact(b, "mode", catalog) for b in table["backend"].unique()}
+    table["mode"] = table["backend"].map(modes)
     table["ratio"] = table["gradient_s"] / table["function_s"]
     return sort_cells(table)
 
@@ -200,14 +209,11 @@ def median_over_seeds(cells):
     ok = cells[cells["status"] == "ok"]
     if ok.empty:
         return ok.drop(columns=["seed"])
+    keys = ["problem", "size", "backend", "dtype"]
     numeric = [c for c in ok.columns if ok[c].dtype.kind == "f"]
-    first = [c for c in ("family", "status", "message", "memory_source", "reference", "device",
-                         "compute_dtype")
-             if c in ok.columns]
-    agg = {c: "median" for c in numeric}
-    agg.update({c: "first" for c in first})
-    out = ok.groupby(["problem", "size", "backend", "dtype"], as_index=False, sort=False,
-                     dropna=False).agg(agg)
+    agg = {c: "median" if c in numeric else "first"          # text: the method's facts
+           for c in ok.columns if c not in keys and c != "seed"}
+    out = ok.groupby(keys, as_index=False, sort=False, dropna=False).agg(agg)
     return sort_cells(out.assign(seed=0)).drop(columns=["seed"])
 
 

@@ -60,6 +60,8 @@ def rows() -> list:
                         saved=32 * size)
         out += _ok_cell(CATALOG_PROBLEM, size, "jax-jit", "jax", 1e-5, 2e-6 * size, 1e-16,
                         source="not-measured", peak=None)
+        out += _ok_cell(CATALOG_PROBLEM, size, "engine-jvp", "engine", 4e-5 * size, 6e-6 * size,
+                        2e-16)    # forward mode: a JVP per input
     out += _ok_cell(EVIL_PROBLEM, 4, "engine", "engine", 3e-5, 6e-6, 3e-7, dtype="float32", saved=32)
     out += _failed_cell(EVIL_PROBLEM, 4, "sympy", "symbolic", "unsupported", "too many inputs <400>")
     out += _failed_cell(EVIL_PROBLEM, 16, "sympy", "symbolic", "unsupported",
@@ -86,7 +88,7 @@ def run_json() -> dict:
                 {"problems": [EVIL_PROBLEM], "backends": ["engine", "fd-central", EVIL_BACKEND, "sympy"],
                  "sizes": [4, 16, 64]},
                 {"problems": [CATALOG_PROBLEM], "backends": ["engine", "jax-jit", "sympy", "fd-central",
-                                                             "torch"],
+                                                             "torch", "engine-jvp"],
                  "sizes": [4, 16, 64]},
             ],
         },
