@@ -87,8 +87,6 @@ def _dtype(dtype):
     """A torch dtype for a torch, NumPy or Python dtype (None stays None)."""
     if dtype is None or isinstance(dtype, torch.dtype):
         return dtype
-    if dtype is np.bool_ or dtype is type(True):
-        return torch.bool
     return torch.from_numpy(np.empty(0, dtype=np.dtype(dtype))).dtype
 
 
@@ -128,23 +126,23 @@ def _pair(a, b):
 
 # --- elementwise -------------------------------------------------------------------------
 
-def _operator(op, name):
+def _operator(op, name, symbol):
     def function(a, b):
         a, b = _operands(a, b)
         return op(a, b)
 
     function.__name__ = function.__qualname__ = name
-    function.__doc__ = f"``{name}(a, b)``, the operator's result (``{op.__name__}``)."
+    function.__doc__ = f"``a {symbol} b``, Python numbers and NumPy arrays taken as NumPy does."
     return function
 
 
 # compat's add/.../divide promote float32 by a 0-d float64 constant (array API rules) where the
 # operators keep float32, and take no NumPy arrays; NumPy's `power` is the standard's `pow`
-add = _operator(operator.add, "add")
-subtract = _operator(operator.sub, "subtract")
-multiply = _operator(operator.mul, "multiply")
-divide = _operator(operator.truediv, "divide")
-power = _operator(operator.pow, "power")
+add = _operator(operator.add, "add", "+")
+subtract = _operator(operator.sub, "subtract", "-")
+multiply = _operator(operator.mul, "multiply", "*")
+divide = _operator(operator.truediv, "divide", "/")
+power = _operator(operator.pow, "power", "**")
 
 
 def maximum(a, b):
