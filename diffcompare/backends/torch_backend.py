@@ -34,7 +34,7 @@ from .base import Backend, Prepared, Unavailable, as_float64_arrays, compute_dty
 
 INSTALL_HINT = "torch is not installed: pip install torch==2.13.0 (the CPU build)"
 COMPAT_HINT = ("array-api-compat is not installed (the torch namespace is built on it): "
-               "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.16'")
+               "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.14'")
 
 
 def _import_torch():

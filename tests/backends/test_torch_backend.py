@@ -141,7 +141,7 @@ def test_unavailable_without_array_api_compat():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     reason, error = out.stdout.strip().splitlines()
     assert reason == ("array-api-compat is not installed (the torch namespace is built on it): "
-                      "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.16'")
+                      "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.14'")
     assert "unavailable: array-api-compat is not installed" in error
 
 
