@@ -33,7 +33,7 @@ import numpy as np
 from .base import Backend, Prepared, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "torch is not installed: pip install torch==2.13.0 (the CPU build)"
-COMPAT_HINT = ("array-api-compat is not installed (the torch namespace is built on it): "
+COMPAT_HINT = ("array-api-compat >= 1.14 is not installed (the torch namespace is built on it): "
                "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.14'")
 
 

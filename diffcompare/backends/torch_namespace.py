@@ -54,14 +54,22 @@ pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 newaxis = None
 
 _compat = None
+COMPAT_MINIMUM = (1, 14)       # expand_dims with a positional and a tuple axis
 
 
 def namespace():
-    """This module with torch and array-api-compat loaded (``ImportError`` if one is missing)."""
+    """This module with torch and array-api-compat loaded (``ImportError`` if one is missing
+    or array-api-compat is older than ``COMPAT_MINIMUM``)."""
     global torch, _compat, matmul, dot
     if _compat is None:
+        import array_api_compat
         import array_api_compat.torch as compat
         import torch as _torch
+
+        version = array_api_compat.__version__
+        if tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) < COMPAT_MINIMUM:
+            raise ImportError(f"array-api-compat {version} is too old for the torch namespace "
+                              f"({'.'.join(map(str, COMPAT_MINIMUM))} or later)")
 
         torch = _torch
         names = globals()

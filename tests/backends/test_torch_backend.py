@@ -140,9 +140,21 @@ def test_unavailable_without_array_api_compat():
             "    print(exc)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     reason, error = out.stdout.strip().splitlines()
-    assert reason == ("array-api-compat is not installed (the torch namespace is built on it): "
+    assert reason == ("array-api-compat >= 1.14 is not installed (the torch namespace is built on it): "
                       "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.14'")
-    assert "unavailable: array-api-compat is not installed" in error
+    assert "unavailable: array-api-compat >= 1.14 is not installed" in error
+
+
+def test_too_old_array_api_compat_is_an_error_saying_so():
+    code = ("import array_api_compat; array_api_compat.__version__ = '1.13.0'\n"
+            "from diffcompare import backends, problems\n"
+            "p = problems.get('rosenbrock')\n"
+            "try:\n"
+            "    backends.compute_gradient(backends.get('torch'), p, p.inputs(4))\n"
+            "except backends.BackendError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "array-api-compat 1.13.0 is too old for the torch namespace (1.14 or later)" in out.stdout
 
 
 # --- the namespace -----------------------------------------------------------------------
