@@ -90,18 +90,20 @@ class Backend:
     numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
 
     #: ``(module, hint)``: the library the backend needs beyond the core dependencies, and
-    #: what to tell a user who lacks it (``available()`` imports it); None if nothing.
+    #: what to tell a user who lacks it (``available()`` imports it); a tuple of such pairs
+    #: for several libraries (the first one missing is reported); None if nothing.
     requires: tuple | None = None
 
     def available(self) -> Support:
-        """Whether the backend can run on this machine at all (its ``requires`` imports)."""
+        """Whether the backend can run on this machine at all (its ``requires`` import)."""
         if self.requires is None:
             return SUPPORTED
-        module, hint = self.requires
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            return Support(False, hint)
+        pairs = self.requires if isinstance(self.requires[0], tuple) else (self.requires,)
+        for module, hint in pairs:
+            try:
+                importlib.import_module(module)
+            except ImportError:
+                return Support(False, hint)
         return SUPPORTED
 
     def supports(self, problem) -> Support:

@@ -12,7 +12,8 @@ the forward pass and ``torch.autograd.grad`` on tensors made in ``prepare``, as 
 bare loop of torch would; the copy back to NumPy comes after.  Thread count is left to the caller
 (``torch.set_num_threads``; the runner sets one); ``prepared.info`` records it.
 
-The module imports without torch; ``available()`` says how to install it.
+The module imports without torch; ``available()`` says how to install it (and
+array-api-compat, which the namespace is built on).
 
 >>> from diffcompare import backends
 >>> b = backends.get("torch")
@@ -32,6 +33,8 @@ import numpy as np
 from .base import Backend, Prepared, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "torch is not installed: pip install torch==2.13.0 (the CPU build)"
+COMPAT_HINT = ("array-api-compat >= 1.14 is not installed (the torch namespace is built on it): "
+               "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.14'")
 
 
 def _import_torch():
@@ -40,7 +43,10 @@ def _import_torch():
     except ImportError as exc:
         raise Unavailable(f"{INSTALL_HINT} ({exc})") from exc
     from . import torch_namespace
-    return torch, torch_namespace.namespace()
+    try:
+        return torch, torch_namespace.namespace()
+    except ImportError as exc:
+        raise Unavailable(f"{COMPAT_HINT} ({exc})") from exc
 
 
 @dataclasses.dataclass
@@ -57,7 +63,7 @@ class TorchBackend(Backend):
     family = "torch"
     mode = "reverse"
     numpy_arrays = False
-    requires = ("torch", INSTALL_HINT)
+    requires = (("torch", INSTALL_HINT), ("array_api_compat", COMPAT_HINT))
 
     def prepare(self, problem, inputs) -> Prepared:
         torch, xp = _import_torch()

@@ -1,17 +1,23 @@
 """PyTorch as an array namespace with NumPy's names, for ``problem.fn(xp, *args)``.
 
-It offers the names of the engine's namespace (``diffcompare.engine.array_api``),
-which is what a problem may use: ``xp.sum(x, axis=0, keepdims=True)`` becomes
-``torch.sum(x, dim=0, keepdim=True)``, ``xp.max`` is ``torch.amax`` (ties share the
-gradient evenly, as in the engine), ``xp.transpose(x)`` reverses the axes as NumPy
-does, and anything that makes new numbers (``asarray``, ``zeros``, ``arange``,
-``full``, ...) makes float64 where NumPy would, not torch's float32 default.
-Operators (``+``, ``*``, ``**``, ``@``) and basic indexing act on the tensors
-directly.  NumPy semantics torch does not share stay torch's: negative slice
-steps (``x[::-1]``) fail, and tensor *methods* keep torch's meaning (``x.size``
-is a method, ``x.max(0)`` returns values and indices): write ``xp.max(x, axis=0)``.
+Built on ``array_api_compat.torch``: where the array API standard (through
+array-api-compat) has a contract name with NumPy's meaning, this module re-exports it
+(``FROM_COMPAT``: ``xp.sum(x, axis=0, keepdims=True)``, ``xp.max`` as ``torch.amax``, whose
+ties share the gradient evenly as in the engine, ``permute_dims``, ``concat``, ``log1p``,
+...).  Only what the standard leaves out or spells differently from NumPy is written here,
+each with the reason: NumPy's spellings (``concatenate``, ``amax``, ``power``, ``transpose``
+with axes, ``dot``), new arrays in float64 where NumPy makes float64 (torch's default is
+float32), Python numbers in binary functions, and the engine's gradient conventions.
 
-Get it with ``namespace()``; the module imports without torch.
+Functions take tensors (``asarray`` makes them; the torch backend passes tensors) and
+reductions take ``axis``/``keepdims`` by keyword, as the standard says; binary functions
+also take Python numbers, as NumPy's do.  Operators (``+``, ``*``, ``**``, ``@``) and basic
+indexing act on the tensors directly, with torch's type promotion, so float32 stays float32.
+NumPy semantics torch does not share stay torch's: negative slice steps (``x[::-1]``) fail,
+and tensor *methods* keep torch's meaning (``x.size`` is a method, ``x.max(0)`` returns
+values and indices): write ``xp.max(x, axis=0)``.
+
+Get it with ``namespace()``; the module imports without torch or array-api-compat.
 
 >>> import numpy as np
 >>> from diffcompare.backends import torch_namespace
@@ -24,8 +30,8 @@ True
 """
 from __future__ import annotations
 
-import builtins
 import math
+import operator
 import sys
 
 import numpy as np
@@ -35,23 +41,50 @@ try:
 except ImportError:        # the backend reports "torch is not installed"
     torch = None
 
+#: Contract names taken unchanged from ``array_api_compat.torch`` (its wrappers, or torch's
+#: own function where it needs none: ``exp``, ``swapaxes``, ``stack``, ...).
+FROM_COMPAT = ("abs", "exp", "log", "log1p", "sqrt", "sin", "cos", "tanh", "square", "negative",
+               "sum", "mean", "max", "min", "permute_dims", "swapaxes", "expand_dims", "stack",
+               "concat", "zeros_like", "ones_like", "astype", "float64", "float32", "bool")
+#: NumPy's spellings of standard names: alias -> the standard name
+ALIASES = {"amax": "max", "amin": "min", "concatenate": "concat", "permute": "permute_dims"}
+
+# plain numbers: no torch needed
 pi, e, inf, nan = math.pi, math.e, math.inf, math.nan
 newaxis = None
 
+_compat = None
+COMPAT_MINIMUM = (1, 14)       # expand_dims with a positional and a tuple axis
+
 
 def namespace():
-    """This module, with torch imported (``ImportError`` if torch is missing)."""
-    global torch
-    if torch is None:
+    """This module with torch and array-api-compat loaded (``ImportError`` if one is missing
+    or array-api-compat is older than ``COMPAT_MINIMUM``)."""
+    global torch, _compat, matmul, dot
+    if _compat is None:
+        import array_api_compat
+        import array_api_compat.torch as compat
         import torch as _torch
+
+        version = array_api_compat.__version__
+        if tuple(int(p) for p in version.split(".")[:2] if p.isdigit()) < COMPAT_MINIMUM:
+            raise ImportError(f"array-api-compat {version} is too old for the torch namespace "
+                              f"({'.'.join(map(str, COMPAT_MINIMUM))} or later)")
+
         torch = _torch
+        names = globals()
+        names.update({n: getattr(compat, n) for n in FROM_COMPAT})
+        names.update({alias: getattr(compat, n) for alias, n in ALIASES.items()})
+        # torch's own, not compat's: compat re-promotes both dtypes on every call (~10 µs)
+        matmul = dot = torch.matmul     # dot: NumPy's dot is matmul for ndim <= 2, as the engine's
+        _compat = compat
     return sys.modules[__name__]
 
 
 def __getattr__(name):
-    # dtypes resolve lazily, so the module imports without torch
-    if name in ("float64", "float32", "bool"):
-        return getattr(namespace().torch, name)
+    # names from compat resolve lazily, so the module imports without torch
+    if name in FROM_COMPAT or name in ALIASES or name in ("matmul", "dot"):
+        return getattr(namespace(), name)
     raise AttributeError(f"the torch namespace has no {name!r}; it offers the names of "
                          "diffcompare.engine.array_api")
 
@@ -62,40 +95,20 @@ def _dtype(dtype):
     """A torch dtype for a torch, NumPy or Python dtype (None stays None)."""
     if dtype is None or isinstance(dtype, torch.dtype):
         return dtype
-    if dtype is builtins.bool:
-        return torch.bool
     return torch.from_numpy(np.empty(0, dtype=np.dtype(dtype))).dtype
 
 
 def asarray(x, dtype=None):
-    """``x`` if it is a tensor (graph kept), else a tensor with NumPy's dtype rules."""
+    """``x`` if it is a tensor (graph kept), else a tensor with NumPy's dtype rules
+    (compat's makes float32 from Python floats and lists, torch's default)."""
     if isinstance(x, torch.Tensor):
         return x if dtype is None else x.to(_dtype(dtype))
     if isinstance(x, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in x):
-        out = stack(x)
+        out = torch.stack([asarray(v) for v in x])
     else:
         a = np.asarray(x)
         out = torch.from_numpy(a if a.flags.writeable else a.copy())
     return out if dtype is None else out.to(_dtype(dtype))
-
-
-def _t(x, like=None):
-    """A tensor; plain numbers take ``like``'s dtype (as the engine's constants do)."""
-    if isinstance(x, torch.Tensor):
-        return x
-    if like is not None and isinstance(x, (int, float, np.number)):
-        return torch.tensor(x, dtype=like.dtype, device=like.device)
-    return asarray(x)
-
-
-def _pair(a, b):
-    """Both as tensors (for torch functions that take no plain numbers)."""
-    if isinstance(a, torch.Tensor):
-        return a, _t(b, a)
-    if isinstance(b, torch.Tensor):
-        return _t(a, b), b
-    a = asarray(a)
-    return a, _t(b, a)
 
 
 def _operands(a, b):
@@ -109,94 +122,51 @@ def _operands(a, b):
     return a, b
 
 
-def _axis(axis):
-    return tuple(axis) if isinstance(axis, list) else axis
-
-
-def _all_axes(x, axis):
-    return tuple(range(x.ndim)) if axis is None else _axis(axis)
+def _pair(a, b):
+    """Both as tensors; a plain number takes the other's dtype (as the engine's constants do)."""
+    if not isinstance(b, torch.Tensor):
+        a = asarray(a)
+        return a, torch.tensor(b, dtype=a.dtype, device=a.device)
+    if not isinstance(a, torch.Tensor):
+        return torch.tensor(a, dtype=b.dtype, device=b.device), b
+    return a, b
 
 
 # --- elementwise -------------------------------------------------------------------------
 
-def exp(x):
-    return torch.exp(_t(x))
+def _operator(op, name, symbol):
+    def function(a, b):
+        a, b = _operands(a, b)
+        return op(a, b)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"``a {symbol} b``, Python numbers and NumPy arrays taken as NumPy does."
+    return function
 
 
-def log(x):
-    return torch.log(_t(x))
-
-
-def sqrt(x):
-    return torch.sqrt(_t(x))
-
-
-def sin(x):
-    return torch.sin(_t(x))
-
-
-def cos(x):
-    return torch.cos(_t(x))
-
-
-def tanh(x):
-    return torch.tanh(_t(x))
-
-
-def abs(x):
-    return torch.abs(_t(x))
-
-
-def sign(x):
-    """Not differentiated (its derivative is 0 almost everywhere)."""
-    return torch.sign(_t(x)).detach()
-
-
-def square(x):
-    return torch.square(_t(x))
-
-
-def negative(x):
-    return torch.neg(_t(x))
-
-
-def add(a, b):
-    a, b = _operands(a, b)
-    return a + b
-
-
-def subtract(a, b):
-    a, b = _operands(a, b)
-    return a - b
-
-
-def multiply(a, b):
-    a, b = _operands(a, b)
-    return a * b
-
-
-def divide(a, b):
-    a, b = _operands(a, b)
-    return a / b
-
-
-def power(a, b):
-    a, b = _operands(a, b)
-    return a ** b
+# compat's add/.../divide promote float32 by a 0-d float64 constant (array API rules) where the
+# operators keep float32, and take no NumPy arrays; NumPy's `power` is the standard's `pow`
+add = _operator(operator.add, "add", "+")
+subtract = _operator(operator.sub, "subtract", "-")
+multiply = _operator(operator.mul, "multiply", "*")
+divide = _operator(operator.truediv, "divide", "/")
+power = _operator(operator.pow, "power", "**")
 
 
 def maximum(a, b):
-    """Elementwise maximum; at ties each side gets half the gradient (torch and the engine agree)."""
+    """Elementwise maximum; ties split the gradient (torch and the engine agree).  Not
+    compat's: its scalar and promotion handling costs ~5 µs a call and upcasts float32."""
     return torch.maximum(*_pair(a, b))
 
 
 def minimum(a, b):
+    """As ``maximum`` (not compat's, for the same reasons)."""
     return torch.minimum(*_pair(a, b))
 
 
 def clip(x, a_min=None, a_max=None):
-    """As the engine's ``clip``: ``minimum(maximum(x, a_min), a_max)`` (so ties split the gradient)."""
-    x = _t(x)
+    """The engine's ``clip``, ``minimum(maximum(x, a_min), a_max)``: ties split the gradient
+    (compat's is ``torch.clamp``, which gives the bound's whole gradient to ``x``)."""
     if a_min is not None:
         x = maximum(x, a_min)
     if a_max is not None:
@@ -205,108 +175,50 @@ def clip(x, a_min=None, a_max=None):
 
 
 def where(condition, a, b):
-    cond = condition if isinstance(condition, torch.Tensor) else asarray(condition)
-    a, b = _pair(a, b)
-    return torch.where(cond.to(torch.bool), a, b)
+    """NumPy's ``where``: two Python numbers make float64 (compat's make torch's float32)."""
+    if not isinstance(a, torch.Tensor) and not isinstance(b, torch.Tensor):
+        a = asarray(a)
+    if not isinstance(condition, torch.Tensor) or condition.dtype != torch.bool:
+        condition = asarray(condition).to(torch.bool)
+    return torch.where(condition, a, b)
 
 
-def astype(x, dtype):
-    return _t(x).to(_dtype(dtype))
+def sign(x):
+    """Not differentiated (its derivative is 0 almost everywhere), as in the engine; compat's
+    also writes NaNs back in place, an extra indexing op per call."""
+    return torch.sign(x).detach()
 
 
 # --- reductions --------------------------------------------------------------------------
 
-def sum(x, axis=None, keepdims=False):
-    return torch.sum(_t(x), dim=_axis(axis), keepdim=keepdims)
-
-
-def mean(x, axis=None, keepdims=False):
-    return torch.mean(_t(x), dim=_axis(axis), keepdim=keepdims)
-
-
-def max(x, axis=None, keepdims=False):
-    """``torch.amax``: ties share the gradient evenly."""
-    x = _t(x)
-    return torch.amax(x, dim=_all_axes(x, axis), keepdim=keepdims)
-
-
-def min(x, axis=None, keepdims=False):
-    x = _t(x)
-    return torch.amin(x, dim=_all_axes(x, axis), keepdim=keepdims)
-
-
-amax, amin = max, min
-
-
 def logsumexp(x, axis=None, keepdims=False):
-    x = _t(x)
-    return torch.logsumexp(x, dim=_all_axes(x, axis), keepdim=keepdims)
-
-
-# --- linear algebra ----------------------------------------------------------------------
-
-def matmul(a, b):
-    return torch.matmul(*_pair(a, b))
-
-
-def dot(a, b):
-    """NumPy's ``dot`` for vectors and matrices (``matmul`` for ndim <= 2), as in the engine."""
-    return matmul(a, b)
+    """``torch.logsumexp`` in one op; not in the standard, and torch's needs its axes."""
+    return torch.logsumexp(x, dim=tuple(range(x.ndim)) if axis is None else axis, keepdim=keepdims)
 
 
 # --- shapes ------------------------------------------------------------------------------
 
 def reshape(x, shape):
-    return torch.reshape(_t(x), (shape,) if isinstance(shape, int) else tuple(shape))
-
-
-def transpose(x, axes=None):
-    """NumPy's ``transpose``: reverse the axes, or permute them by ``axes``."""
-    x = _t(x)
-    return x.permute(*(reversed(range(x.ndim)) if axes is None else axes))
-
-
-permute = permute_dims = transpose
-
-
-def swapaxes(x, axis1, axis2):
-    return torch.swapaxes(_t(x), axis1, axis2)
-
-
-def expand_dims(x, axis):
-    x = _t(x)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    ndim = x.ndim + len(axes)
-    for a in sorted(a % ndim for a in axes):
-        x = torch.unsqueeze(x, a)
-    return x
-
-
-def squeeze(x, axis=None):
-    x = _t(x)
-    return torch.squeeze(x) if axis is None else torch.squeeze(x, _axis(axis))
+    """NumPy's ``reshape``, which also takes an int (compat passes it to torch, which refuses it)."""
+    return torch.reshape(x, (shape,) if isinstance(shape, int) else tuple(shape))
 
 
 def broadcast_to(x, shape):
-    return torch.broadcast_to(_t(x), (shape,) if isinstance(shape, int) else tuple(shape))
+    """As ``reshape``: an int shape is NumPy's, torch refuses it."""
+    return torch.broadcast_to(x, (shape,) if isinstance(shape, int) else tuple(shape))
 
 
-def stack(arrays, axis=0):
-    return torch.stack([_t(a) for a in arrays], dim=axis)
+def transpose(x, axes=None):
+    """NumPy's ``transpose``: reverse the axes, or permute them by ``axes`` (torch's swaps two)."""
+    return x.permute(*(reversed(range(x.ndim)) if axes is None else axes))
 
 
-def concatenate(arrays, axis=0):
-    arrays = [_t(a) for a in arrays]
-    if axis is None:
-        arrays = [a.reshape(-1) for a in arrays]
-        axis = 0
-    return torch.cat(arrays, dim=axis)
+def squeeze(x, axis=None):
+    """NumPy's ``squeeze``: ``axis=None`` drops every length-1 axis (the standard needs axis)."""
+    return torch.squeeze(x) if axis is None else _compat.squeeze(x, axis)
 
 
-concat = concatenate
-
-
-# --- new arrays (float64 by default, as NumPy) ------------------------------------------
+# --- new arrays: float64 by default, as NumPy (torch's default is float32) -----------------
 
 def zeros(shape, dtype=np.float64):
     return torch.zeros(shape, dtype=_dtype(dtype))
@@ -321,15 +233,8 @@ def full(shape, fill_value, dtype=np.float64):
                       dtype=_dtype(dtype))
 
 
-def zeros_like(x):
-    return torch.zeros_like(_t(x))
-
-
-def ones_like(x):
-    return torch.ones_like(_t(x))
-
-
 def arange(*args, dtype=None):
+    """NumPy's dtype: int64 for ints, float64 for floats."""
     return asarray(np.arange(*args), dtype=dtype)
 
 

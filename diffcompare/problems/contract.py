@@ -3,8 +3,9 @@
 A problem is written once and runs on five namespaces: NumPy (finite differences, the
 hand-written gradients), ``jax.numpy``, the engine's namespace, SymPy's
 (``diffcompare.problems.symbolic.sympy_xp``) and PyTorch's
-(``diffcompare.backends.torch_namespace``).  ``NAMES`` lists what works on all five, with
-NumPy's meaning (``axis``/``keepdims`` for reductions, float64 for new arrays).
+(``diffcompare.backends.torch_namespace``, built on array-api-compat).  ``NAMES`` lists what
+works on all five, with NumPy's meaning (``axis``/``keepdims`` for reductions, given by keyword
+as in the array API standard; float64 for new arrays).
 
 A few names NumPy lacks are provided by diffcompare (``PROVIDED``) wherever a namespace
 has no name of its own, written with contract names only:
@@ -15,7 +16,7 @@ has no name of its own, written with contract names only:
 - ``sigmoid(x) = 1 / (1 + exp(-x))``, computed as ``(1 + tanh(x / 2)) / 2`` (no overflow);
 - ``softplus(x) = log(1 + exp(x))``, computed as ``maximum(x, 0) + log(1 + exp(-|x|))``
   (SymPy: the plain form);
-- ``log1p(x) = log(1 + x)`` where a namespace has none (the engine, torch).
+- ``log1p(x) = log(1 + x)`` where a namespace has none (the engine).
 
 Every problem's ``fn`` is called through :func:`bind` (``Problem`` does it), so on every
 namespace ``xp`` has these names.  A name that is neither the namespace's own nor provided

@@ -11,6 +11,7 @@ from diffcompare import backends  # noqa: E402
 from diffcompare.backends import torch_namespace  # noqa: E402
 from diffcompare.backends.base import BackendError, Unavailable  # noqa: E402
 from diffcompare.engine import array_api  # noqa: E402
+from diffcompare.problems import contract  # noqa: E402
 
 from small_problems import (ABS_AT_ZERO, ALL, MLP, ROSENBROCK, SCALAR_PROBLEMS, VECTOR,  # noqa: E402
                             assert_close, size_of)
@@ -127,6 +128,35 @@ def test_modules_import_without_torch():
     assert out.stdout.strip() == "torch is not installed: pip install torch==2.13.0 (the CPU build)"
 
 
+def test_unavailable_without_array_api_compat():
+    code = ("import sys; sys.modules['array_api_compat'] = None\n"
+            "from diffcompare import backends, problems\n"
+            "b = backends.get('torch')\n"
+            "print(b.available().reason)\n"
+            "p = problems.get('rosenbrock')\n"
+            "try:\n"
+            "    backends.compute_gradient(b, p, p.inputs(4))\n"
+            "except backends.BackendError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    reason, error = out.stdout.strip().splitlines()
+    assert reason == ("array-api-compat >= 1.14 is not installed (the torch namespace is built on it): "
+                      "pip install 'diffcompare[torch]', or pip install 'array-api-compat>=1.14'")
+    assert "unavailable: array-api-compat >= 1.14 is not installed" in error
+
+
+def test_too_old_array_api_compat_is_an_error_saying_so():
+    code = ("import array_api_compat; array_api_compat.__version__ = '1.13.0'\n"
+            "from diffcompare import backends, problems\n"
+            "p = problems.get('rosenbrock')\n"
+            "try:\n"
+            "    backends.compute_gradient(backends.get('torch'), p, p.inputs(4))\n"
+            "except backends.BackendError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "array-api-compat 1.13.0 is too old for the torch namespace (1.14 or later)" in out.stdout
+
+
 # --- the namespace -----------------------------------------------------------------------
 
 def test_namespace_offers_every_engine_name(xp):
@@ -140,7 +170,8 @@ A = np.arange(24, dtype=np.float64).reshape(2, 3, 4) / 7 - 1.3
 M = np.array([[1.0, -2.0, 3.0], [0.5, 0.25, -4.0]])
 V = np.array([1.0, -0.5, 2.0])
 
-# (description, call as a function of (xp, asarray)) compared between NumPy and torch
+# (description, call as a function of (xp, asarray)[, rtol]) compared between NumPy and torch,
+# both as problems see them (the contract namespace); every contract name appears (tested below)
 CALLS = [
     ("sum axis keepdims", lambda xp, a: xp.sum(a(A), axis=(0, 2), keepdims=True)),
     ("sum all", lambda xp, a: xp.sum(a(A))),
@@ -149,6 +180,8 @@ CALLS = [
     ("max axis keepdims", lambda xp, a: xp.max(a(A), axis=-1, keepdims=True)),
     ("min axis", lambda xp, a: xp.min(a(A), axis=0)),
     ("amax amin", lambda xp, a: xp.amax(a(M), axis=1) + xp.amin(a(M), axis=0)[:2]),
+    ("logsumexp axis keepdims", lambda xp, a: xp.logsumexp(a(A), axis=1, keepdims=True), 1e-14),
+    ("logsumexp all", lambda xp, a: xp.logsumexp(a(A)), 1e-14),
     ("transpose default", lambda xp, a: xp.transpose(a(A))),
     ("transpose axes", lambda xp, a: xp.transpose(a(A), (1, 0, 2))),
     ("permute_dims", lambda xp, a: xp.permute_dims(a(A), (2, 0, 1))),
@@ -163,12 +196,17 @@ CALLS = [
     ("concatenate None", lambda xp, a: xp.concatenate([a(M), a(V)], axis=None)),
     ("concat", lambda xp, a: xp.concat([a(V), a(V)])),
     ("matmul dot", lambda xp, a: xp.matmul(a(M), a(V)) + xp.dot(a(V), a(V))),
+    ("dot matrix", lambda xp, a: xp.dot(a(M), xp.transpose(a(M)))),
     ("elementwise", lambda xp, a: xp.exp(a(V)) + xp.log(xp.abs(a(V))) + xp.sin(a(V)) * xp.cos(a(V))
      + xp.tanh(a(V)) + xp.sqrt(xp.square(a(V))) + xp.sign(a(V))),
     ("arithmetic", lambda xp, a: xp.add(a(V), 1) - xp.subtract(2.0, a(V)) + xp.multiply(a(V), a(V))
      / xp.divide(a(V), 3) + xp.negative(a(V)) + xp.power(xp.abs(a(V)), 1.5) + xp.power(2.0, a(V))),
+    ("log1p sigmoid softplus", lambda xp, a: xp.log1p(xp.abs(a(V))) + xp.sigmoid(a(V))
+     + xp.softplus(a(V)), 1e-14),
+    ("power int", lambda xp, a: xp.power(a(V), 2) + xp.power(a(V), 3.0)),
     ("maximum minimum", lambda xp, a: xp.maximum(a(V), 0.0) + xp.minimum(1.0, a(V))),
     ("clip", lambda xp, a: xp.clip(a(M), -1.0, 1.0)),
+    ("clip one side", lambda xp, a: xp.clip(a(M), None, 1.0) + xp.clip(a(M), -1.0, None)),
     ("where scalar", lambda xp, a: xp.where(a(M) > 0, a(M), 0.0)),
     ("where both scalar", lambda xp, a: xp.where(a(V) > 0, 1.0, -1.0)),
     ("asarray float", lambda xp, a: xp.asarray(1.5) * a(V)),
@@ -176,31 +214,39 @@ CALLS = [
     ("asarray dtype", lambda xp, a: xp.asarray(np.array([1, 2]), dtype=xp.float64)),
     ("astype", lambda xp, a: xp.astype(a(V), xp.float32)),
     ("zeros ones full", lambda xp, a: xp.zeros((2, 3)) + xp.ones(3) + xp.full((2, 3), 0.5)),
+    ("float32 new arrays", lambda xp, a: xp.zeros(3, dtype=xp.float32) + xp.full(3, 2.0, dtype=xp.float32)),
     ("zeros_like ones_like", lambda xp, a: xp.zeros_like(a(M)) + 2 * xp.ones_like(a(M))),
     ("arange int", lambda xp, a: xp.arange(4)),
     ("arange float", lambda xp, a: xp.arange(0.0, 1.0, 0.25)),
     ("eye", lambda xp, a: xp.eye(3) @ a(V)),
     ("constants", lambda xp, a: a(V) * xp.pi + xp.e + (a(V) < xp.inf)),
+    ("nan", lambda xp, a: xp.where(a(V) > 0, a(V), xp.nan)),
     ("newaxis", lambda xp, a: a(V)[:, xp.newaxis] * a(V)[xp.newaxis, :]),
 ]
 
 
 @pytest.mark.parametrize("call", CALLS, ids=[c[0] for c in CALLS])
 def test_namespace_matches_numpy(call, xp):
-    _, f = call
-    expected = np.asarray(f(np, np.asarray))
-    got = f(xp, xp.asarray)
+    _, f, *rtol = call
+    expected = np.asarray(f(contract.namespace(np), np.asarray))
+    got = f(contract.namespace(xp), xp.asarray)
     assert isinstance(got, torch.Tensor)
     got = got.numpy()
     assert got.shape == expected.shape and got.dtype == expected.dtype, (got.dtype, expected.dtype)
-    np.testing.assert_allclose(got, expected, rtol=1e-15, atol=1e-15)
+    np.testing.assert_allclose(got, expected, rtol=rtol[0] if rtol else 1e-15, atol=1e-15)
 
 
-def test_logsumexp(xp):
-    got = xp.logsumexp(xp.asarray(A), axis=1, keepdims=True).numpy()
-    expected = np.log(np.sum(np.exp(A), axis=1, keepdims=True))
-    np.testing.assert_allclose(got, expected, rtol=1e-14)
-    np.testing.assert_allclose(float(xp.logsumexp(xp.asarray(A))), np.log(np.exp(A).sum()), rtol=1e-14)
+def test_calls_cover_every_contract_name():
+    used = set()
+
+    class Recorder:
+        def __getattr__(self, name):
+            used.add(name)
+            return getattr(contract.namespace(np), name)
+
+    for _, f, *_ in CALLS:
+        f(Recorder(), np.asarray)
+    assert sorted(set(contract.NAMES) - used) == []
 
 
 def test_namespace_keeps_the_graph(xp):
