@@ -17,6 +17,7 @@ from . import dual
 
 class Add(Function):
     broadcasts = True
+    commutes = True   # `3 + a` is recorded as a.add(3), as PyTorch does
 
     def forward(self, a, b):
         return a.data + b.data
@@ -37,6 +38,7 @@ class Sub(Function):
 
 class Mul(Function):
     broadcasts = True
+    commutes = True
 
     def forward(self, a, b):
         self.save_for_backward(self=a if self.needs(1) else None,
