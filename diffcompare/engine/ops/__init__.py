@@ -75,6 +75,7 @@ tanh    = _unary(ew.Tanh,    methods="tanh",                                    
 sigmoid = _unary(ew.Sigmoid, methods="sigmoid")   # xp: the contract's (problems/contract.py)
 relu    = _unary(ew.Relu,    methods="relu")
 abs     = _unary(ew.Abs,     methods="abs __abs__",                              xp="abs")
+clone   = _unary(ew.Clone,   methods="clone")
 add     = _binary(ew.Add,    methods="__add__ __radd__ __iadd__ add_",           xp="add")
 sub     = _binary(ew.Sub,    methods="__sub__ __rsub__ __isub__ sub_",           xp="subtract")
 mul     = _binary(ew.Mul,    methods="__mul__ __rmul__ __imul__ mul_",           xp="multiply")
@@ -98,11 +99,6 @@ def where(condition, a, b):
     cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
     a, b = _pair(a, b)
     return ew.Where.apply(a, b, condition=cond.astype(bool, copy=False))
-
-
-@register(methods="clone")
-def clone(x):
-    return ew.Clone.apply(as_tensor(x))
 
 
 @register(methods="astype", xp="astype")
