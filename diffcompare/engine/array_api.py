@@ -20,11 +20,14 @@ from __future__ import annotations
 import numpy as np
 
 from . import ops
-# re-exported: these are the namespace's functions (the xp contract other namespaces offer)
-from .ops import (abs, add, astype, broadcast_to, concatenate, cos, exp, expand_dims, log,  # noqa: F401
-                  logsumexp, matmul, max, maximum, mean, min, minimum, permute, reshape,
-                  sin, sqrt, squeeze, stack, sum, swapaxes, tanh, where)
+from .ops import registry as _registry
 from .tensor import Tensor
+
+_IMPORTED = set(globals())
+
+# The op functions under their NumPy names (``subtract`` is ``ops.sub``): the ``xp``
+# column of the ops' table (``grep 'xp=' ops/__init__.py``); ``__all__`` lists them all.
+globals().update(_registry.namespace())
 
 float32 = np.float32
 float64 = np.float64
@@ -32,17 +35,11 @@ bool = np.bool_
 pi, e, inf, nan = np.pi, np.e, np.inf, np.nan
 newaxis = None
 
-subtract, multiply, divide, negative, power = ops.sub, ops.mul, ops.div, ops.neg, ops.pow
-concat = concatenate
-permute_dims = permute
-transpose = ops.transpose
-amax, amin = max, min
-
 
 def asarray(x, dtype=None) -> Tensor:
     """``x`` if it is already a Tensor (graph kept), else a constant Tensor."""
     if isinstance(x, Tensor):
-        return x if dtype is None else astype(x, dtype)
+        return x if dtype is None else ops.astype(x, dtype)
     return Tensor(x, dtype=dtype)
 
 
@@ -52,7 +49,7 @@ def square(x):
 
 def dot(a, b):
     """NumPy's ``dot`` for vectors and matrices (``matmul`` for ndim <= 2)."""
-    return matmul(a, b)
+    return ops.matmul(a, b)
 
 
 def sign(x):
@@ -90,11 +87,16 @@ def eye(n, m=None, dtype=np.float64):
 
 def clip(x, a_min=None, a_max=None):
     if a_min is not None:
-        x = maximum(x, a_min)
+        x = ops.maximum(x, a_min)
     if a_max is not None:
-        x = minimum(x, a_max)
+        x = ops.minimum(x, a_max)
     return x
 
 
 def _data(x):
     return x.data if isinstance(x, Tensor) else np.asarray(x)
+
+
+#: The namespace's names: the ops' (from the table) and the functions and constants above.
+__all__ = sorted(name for name in globals() if name not in _IMPORTED and not name.startswith("_"))
+__doc__ += f"\nIts names: {', '.join(__all__)}.\n"

@@ -1,12 +1,12 @@
-"""The Tensor's operator and method surface, made from the ops' tables.
+"""The Tensor's operator and method surface, made from the ops' table.
 
 ``tensor.py`` holds what a tensor *is* (data, gradient, version, its place in the
 graph) and imports no op; the ops never import this module.  Here, above both,
-each operator and method is generated from one table entry and set on ``Tensor``
-(as tinygrad's op mixins and HIPS autograd's ``ArrayBox`` get theirs), so an op
-name is written in few places: its ``Function`` in ``ops``, its function in
-``ops.__all__`` (which makes the package's names), its method here, and - if it is
-part of the ``xp`` contract every namespace offers - ``array_api``'s import list.
+each operator and method is generated from the ``methods`` column of the ops'
+table (``ops.OPS``, see ``ops/registry.py``) and set on ``Tensor`` (as tinygrad's
+op mixins and HIPS autograd's ``ArrayBox`` get theirs).  Only the methods whose
+signature differs from any op function's (``t.reshape(*shape)``, PyTorch's
+``t.transpose(d0, d1)``, ``**`` choosing PowBackward0 or 1...) are written here.
 
 >>> from diffcompare.engine import Tensor
 >>> a = Tensor([1.0, 2.0], requires_grad=True)
@@ -19,27 +19,11 @@ import numpy as np
 
 from . import array_api, autograd, ops
 from .ops import elementwise as _ew
-from .ops.linalg import Matmul
 from .tensor import _NUMBERS, Tensor, _const, _data
 
-# --- binary operators: name -> (Function, commutes, has an in-place form) -------------
-BINARY = {
-    "add": (_ew.Add, True, True),
-    "sub": (_ew.Sub, False, True),
-    "mul": (_ew.Mul, True, True),
-    "truediv": (_ew.Div, False, True),
-    "matmul": (Matmul, False, False),
-}
-# Unary ops whose method is the op itself: ``t.exp()`` is ``Exp.apply(t)``.
-UNARY = {"exp": _ew.Exp, "log": _ew.Log, "sqrt": _ew.Sqrt, "sin": _ew.Sin, "cos": _ew.Cos,
-         "tanh": _ew.Tanh, "sigmoid": _ew.Sigmoid, "relu": _ew.Relu, "abs": _ew.Abs}
-# Reductions, taking NumPy's (axis, keepdims) and PyTorch's (dim, keepdim) spellings.
-REDUCTIONS = ("sum", "mean", "max", "min")
-# Comparisons give boolean tensors outside the graph.
-COMPARISONS = ("lt", "le", "gt", "ge", "eq", "ne")
-# Methods that are the op function of the same name with the tensor first.
-SAME_AS_FUNCTION = ("softmax", "log_softmax", "logsumexp", "swapaxes", "broadcast_to", "unbind",
-                    "split", "astype", "clone")
+# Comparisons give boolean tensors outside the graph: operator -> NumPy function.
+COMPARISONS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
+               "eq": np.equal, "ne": np.not_equal}
 
 
 def _binary(fn_cls, commutes):
@@ -118,30 +102,34 @@ def _array_namespace(self, api_version=None):
     return array_api
 
 
+def _table_methods(op) -> dict:
+    """``{attribute: function}`` for one row of the ops' table (see ``registry.Op``)."""
+    if op.kind == "unary":
+        return dict.fromkeys(op.methods, _unary(op.node))
+    if op.kind == "binary":
+        forward, reflected, in_place = _binary(op.node, getattr(op.node, "commutes", False))
+        stem = next((n[2:-2] for n in op.methods if n.startswith("__")), None)
+        made = {}
+        for name in op.methods:
+            if name == f"__r{stem}__":
+                made[name] = reflected
+            elif name == f"__i{stem}__" or (name.endswith("_") and not name.startswith("__")):
+                made[name] = in_place
+            else:
+                made[name] = forward
+        return made
+    return dict.fromkeys(op.methods, _reduction(op.function) if op.kind == "reduction"
+                         else op.function)
+
+
 def install(cls=Tensor) -> None:
     """Set every operator and method on ``cls``."""
-    for name, (fn_cls, commutes, has_in_place) in BINARY.items():
-        forward, reflected, in_place = _binary(fn_cls, commutes)
-        setattr(cls, f"__{name}__", forward)
-        setattr(cls, f"__r{name}__", reflected)
-        if has_in_place:
-            setattr(cls, f"__i{name}__", in_place)
-            setattr(cls, "div_" if name == "truediv" else f"{name}_", in_place)
-    for name, fn_cls in UNARY.items():
-        setattr(cls, name, _unary(fn_cls))
-    for name in REDUCTIONS:
-        setattr(cls, name, _reduction(getattr(ops, name)))
-    for name in COMPARISONS:
-        setattr(cls, f"__{name}__", _comparison(getattr(np, {"eq": "equal", "ne": "not_equal",
-                                                              "lt": "less", "le": "less_equal",
-                                                              "gt": "greater",
-                                                              "ge": "greater_equal"}[name])))
-    for name in SAME_AS_FUNCTION:
-        setattr(cls, name, getattr(ops, name))
+    for op in ops.OPS.values():
+        for name, method in _table_methods(op).items():
+            setattr(cls, name, method)
+    for name, compare in COMPARISONS.items():
+        setattr(cls, f"__{name}__", _comparison(compare))
     cls.__pow__, cls.__rpow__, cls.pow = _pow, _rpow, _pow
-    cls.matmul = cls.__matmul__
-    cls.__neg__ = _unary(_ew.Neg)
-    cls.__abs__ = cls.abs
     cls.__pos__ = lambda self: self
     cls.__getitem__ = ops.index
     cls.__setitem__ = ops.index_put_
@@ -149,8 +137,6 @@ def install(cls=Tensor) -> None:
     cls.zero_ = lambda self: ops.inplace(self, _ew.Mul, 0.0)
     cls.reshape = cls.view = _reshape
     cls.flatten = lambda self: ops.reshape(self, (-1,))
-    cls.unsqueeze = ops.expand_dims
-    cls.squeeze = ops.squeeze
     cls.transpose, cls.permute = _transpose, _permute
     cls.t = lambda self: ops.permute(self, None)
     cls.T = property(lambda self: ops.permute(self, None))

@@ -7,6 +7,8 @@ operator surface (``methods.py``) sits above both.  Read from the source with
 import ast
 import pathlib
 
+import pytest
+
 import diffcompare.engine as E
 from diffcompare.engine import Tensor
 
@@ -100,12 +102,61 @@ def test_tensor_module_imports_no_op_and_ops_never_import_the_surface():
 
 
 def test_every_table_entry_became_a_tensor_method():
-    from diffcompare.engine import methods
+    from diffcompare.engine import methods, ops
 
-    names = ([f"__{n}__" for n in methods.BINARY] + [f"__r{n}__" for n in methods.BINARY]
-             + list(methods.UNARY) + list(methods.REDUCTIONS)
-             + [f"__{n}__" for n in methods.COMPARISONS] + list(methods.SAME_AS_FUNCTION))
+    names = [name for op in ops.OPS.values() for name in op.methods]
+    names += [f"__{n}__" for n in methods.COMPARISONS]
+    assert {"exp", "__neg__", "__add__", "__radd__", "__iadd__", "add_", "div_", "sum"} <= set(names)
     missing = [n for n in names if n not in vars(Tensor)]
     assert missing == []
     t = Tensor([1.0, -2.0])
     assert (t < 0).data.tolist() == [False, True] and hash(t) == hash(t)
+
+
+def test_the_table_makes_the_op_functions_and_the_package_names():
+    import diffcompare.engine as E
+    from diffcompare.engine import ops
+
+    assert ops.__all__ == sorted(ops.OPS)
+    for name, op in ops.OPS.items():
+        assert getattr(ops, name) is op.function and getattr(E, name) is op.function, name
+        assert op.function.__name__ == name
+        if op.kind in ("unary", "binary"):
+            assert op.node is not None and op.function.__module__ == ops.__name__
+    with pytest.raises(ValueError, match="registered twice"):
+        ops.register(ops.exp)
+
+
+def test_table_methods_record_the_table_node_with_torch_argument_order():
+    from diffcompare.engine import ops
+
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    for name, op in ops.OPS.items():
+        if op.kind == "unary":
+            for method in op.methods:
+                y = getattr(a, method)()
+                assert type(y.grad_fn) is op.node, (name, method)
+        if op.kind == "binary" and op.node.__name__ != "Matmul":
+            for method in op.methods:
+                y = getattr(a.clone(), method)(3.0)
+                assert y.grad_fn.name() == op.node.__name__ + "Backward0", (name, method)
+    # reflected: the tensor first for a commuting op (PyTorch records 3 * a as a.mul(3))
+    assert (3 * a).grad_fn.next_functions[1] == (None, 0)
+    assert (3 - a).grad_fn.next_functions[0] == (None, 0)
+    assert (3 - a).data.tolist() == [2.0, 1.0] and (6 / a).data.tolist() == [6.0, 3.0]
+
+
+def test_array_namespace_offers_every_engine_name_of_the_xp_contract():
+    from diffcompare.engine import array_api, ops
+    from diffcompare.problems import contract
+
+    # sigmoid, softplus and log1p the contract provides where a namespace lacks them
+    own = [n for n in contract.NAMES if n not in contract.PROVIDED or n == "logsumexp"]
+    missing = [n for n in own if n not in array_api.__all__ or not hasattr(array_api, n)]
+    assert missing == []
+    assert set(array_api.__all__) <= set(dir(array_api))
+    for name, op in ops.OPS.items():
+        for alias in op.xp:
+            assert getattr(array_api, alias) is op.function, (name, alias)
+            assert alias in array_api.__doc__
+    assert array_api.subtract is ops.sub and array_api.amax is ops.max

@@ -3,6 +3,11 @@
 Each function turns its arguments into Tensors and applies one ``Function``
 (its backward node).  Composite functions (``cross_entropy``, ``expand_dims``)
 are built from those, so they need no backward of their own.
+
+Each op is entered in the table ``OPS`` (``registry``) where it is defined, with
+the Tensor attributes and array-namespace names it gives; ``__all__`` (set at the
+end), the Tensor's methods (``methods``) and ``array_api`` are made from it.  An
+elementwise op is one line below plus its ``Function``.
 """
 from __future__ import annotations
 
@@ -13,24 +18,13 @@ import numpy as np
 from .. import grad_mode
 from ..function import AccumulateGrad
 from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
-from .elementwise import (Abs, Add, AsType, Clone, Cos, Div, Exp, Log, Maximum, Minimum, Mul,
-                          Neg, Pow, PowTensor, Relu, Sigmoid, Sin, Sqrt, Sub, Tanh, Where)
 from .linalg import Matmul
 from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
 from .reduction import LogSumExp, Max, Mean, Min, Sum
+from .registry import OPS, register
 from .shape import (BroadcastTo, Cat, Index, IndexPut, IndexView, Permute, Reshape, Split, Stack,
                     SumTo, Unbind, is_basic_index)
-from . import dual
-
-#: The op functions, one list: the engine package's names come from it
-#: (``from .ops import *``); the Tensor's methods are made in ``methods``.
-__all__ = [
-    "abs", "add", "astype", "broadcast_to", "clone", "concatenate", "cos", "cross_entropy",
-    "div", "exp", "expand_dims", "log", "log_softmax", "logsumexp", "matmul", "max", "maximum",
-    "mean", "min", "minimum", "mse_loss", "mul", "neg", "nll_loss", "permute", "pow", "relu",
-    "reshape", "sigmoid", "sin", "softmax", "split", "sqrt", "squeeze", "stack", "sub", "sum",
-    "swapaxes", "tanh", "transpose", "unbind", "where",
-]
+from . import dual, elementwise as ew
 
 
 def as_tensor(x, like: Tensor | None = None) -> Tensor:
@@ -51,98 +45,123 @@ def _pair(a, b):
     return a, as_tensor(b, a)
 
 
-def _unary(cls):
+def _unary(cls, methods="", xp=""):
     def op(x):
         return cls.apply(as_tensor(x))
 
-    op.__name__ = cls.__name__.lower()
+    op.__name__ = op.__qualname__ = cls.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} (backward node ``{cls.__name__}Backward0``)."
-    return op
+    return register(op, kind="unary", node=cls, methods=methods, xp=xp)
 
 
-def _binary(cls):
+def _binary(cls, methods="", xp=""):
     def op(a, b):
         return cls.apply(*_pair(a, b))
 
-    op.__name__ = cls.__name__.lower()
+    op.__name__ = op.__qualname__ = cls.__name__.lower()
     op.__doc__ = f"Elementwise {op.__name__} with broadcasting (``{cls.__name__}Backward0``)."
-    return op
+    return register(op, kind="binary", node=cls, methods=methods, xp=xp)
 
 
-add, sub, mul, div, maximum, minimum = map(_binary, (Add, Sub, Mul, Div, Maximum, Minimum))
+# --- elementwise ops: one row each, made from their Function ------------------------------
+#         made from      the Tensor attributes it gives                         array namespace
+neg     = _unary(ew.Neg,     methods="__neg__",                                  xp="negative")
+exp     = _unary(ew.Exp,     methods="exp",                                      xp="exp")
+log     = _unary(ew.Log,     methods="log",                                      xp="log")
+sqrt    = _unary(ew.Sqrt,    methods="sqrt",                                     xp="sqrt")
+sin     = _unary(ew.Sin,     methods="sin",                                      xp="sin")
+cos     = _unary(ew.Cos,     methods="cos",                                      xp="cos")
+tanh    = _unary(ew.Tanh,    methods="tanh",                                     xp="tanh")
+sigmoid = _unary(ew.Sigmoid, methods="sigmoid")   # xp: the contract's (problems/contract.py)
+relu    = _unary(ew.Relu,    methods="relu")
+abs     = _unary(ew.Abs,     methods="abs __abs__",                              xp="abs")
+clone   = _unary(ew.Clone,   methods="clone")
+add     = _binary(ew.Add,    methods="__add__ __radd__ __iadd__ add_",           xp="add")
+sub     = _binary(ew.Sub,    methods="__sub__ __rsub__ __isub__ sub_",           xp="subtract")
+mul     = _binary(ew.Mul,    methods="__mul__ __rmul__ __imul__ mul_",           xp="multiply")
+div     = _binary(ew.Div,    methods="__truediv__ __rtruediv__ __itruediv__ div_", xp="divide")
+maximum = _binary(ew.Maximum,                                                    xp="maximum")
+minimum = _binary(ew.Minimum,                                                    xp="minimum")
+matmul  = _binary(Matmul,    methods="__matmul__ __rmatmul__ matmul",            xp="matmul")
 
 
+@register(xp="power")   # the operator and method are methods._pow (PowBackward0 or 1)
 def pow(a, b):
     """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor one."""
     if type(a) is not Tensor:
         a = Tensor(a) if type(b) is not Tensor else as_tensor(a, b)
     return a ** b
-neg, exp, log, sqrt, sin, cos, tanh, sigmoid, relu, abs = map(
-    _unary, (Neg, Exp, Log, Sqrt, Sin, Cos, Tanh, Sigmoid, Relu, Abs))
-matmul = _binary(Matmul)
 
 
+@register(xp="where")
 def where(condition, a, b):
     """Elements of ``a`` where ``condition`` holds, else of ``b`` (condition is not differentiated)."""
     cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
     a, b = _pair(a, b)
-    return Where.apply(a, b, condition=cond.astype(bool, copy=False))
+    return ew.Where.apply(a, b, condition=cond.astype(bool, copy=False))
 
 
-def clone(x):
-    return Clone.apply(as_tensor(x))
-
-
+@register(methods="astype", xp="astype")
 def astype(x, dtype):
     x = as_tensor(x)
-    return x if x.dtype == np.dtype(dtype) else AsType.apply(x, dtype=np.dtype(dtype))
+    return x if x.dtype == np.dtype(dtype) else ew.AsType.apply(x, dtype=np.dtype(dtype))
 
 
 # --- reductions -------------------------------------------------------------------
 
+@register(kind="reduction", methods="sum", xp="sum")
 def sum(x, axis=None, keepdims=False):
     return Sum.apply(as_tensor(x), axis=axis, keepdims=keepdims)
 
 
+@register(kind="reduction", methods="mean", xp="mean")
 def mean(x, axis=None, keepdims=False):
     return Mean.apply(as_tensor(x), axis=axis, keepdims=keepdims)
 
 
+@register(kind="reduction", methods="max", xp="max amax")
 def max(x, axis=None, keepdims=False):
     """Maximum over axes; tied maxima share the gradient evenly."""
     return Max.apply(as_tensor(x), axis=axis, keepdims=keepdims)
 
 
+@register(kind="reduction", methods="min", xp="min amin")
 def min(x, axis=None, keepdims=False):
     """Minimum over axes; tied minima share the gradient evenly."""
     return Min.apply(as_tensor(x), axis=axis, keepdims=keepdims)
 
 
+@register(methods="logsumexp", xp="logsumexp")
 def logsumexp(x, axis=None, keepdims=False):
     return LogSumExp.apply(as_tensor(x), axis=axis, keepdims=keepdims)
 
 
+@register(methods="softmax")
 def softmax(x, axis=-1):
     return Softmax.apply(as_tensor(x), axis=axis)
 
 
+@register(methods="log_softmax")
 def log_softmax(x, axis=-1):
     return LogSoftmax.apply(as_tensor(x), axis=axis)
 
 
 # --- losses -----------------------------------------------------------------------
 
+@register
 def mse_loss(input, target, reduction="mean"):
     """Mean squared error ``mean((input - target)**2)`` (``reduction``: mean / sum / none)."""
     return MseLoss.apply(*_pair(input, target), reduction=reduction)
 
 
+@register
 def nll_loss(log_probs, target, reduction="mean"):
     """Negative log-likelihood of integer class indices ``target``."""
     target = target.data if isinstance(target, Tensor) else np.asarray(target)
     return NllLoss.apply(as_tensor(log_probs), target=target, reduction=reduction)
 
 
+@register
 def cross_entropy(logits, target, reduction="mean"):
     """Softmax cross-entropy over the last axis: ``nll_loss(log_softmax(logits), target)``.
 
@@ -159,20 +178,24 @@ def cross_entropy(logits, target, reduction="mean"):
 
 # --- shape ------------------------------------------------------------------------
 
+@register(xp="reshape")   # methods: t.reshape(*shape) / t.view (methods._reshape)
 def reshape(x, shape):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return Reshape.apply(as_tensor(x), shape=shape)
 
 
+@register(xp="permute permute_dims")   # method: t.permute(*dims) (methods._permute)
 def permute(x, axes=None):
     return Permute.apply(as_tensor(x), axes=None if axes is None else tuple(axes))
 
 
+@register(xp="transpose")   # method: PyTorch's t.transpose(d0, d1) (methods._transpose)
 def transpose(x, axes=None):
     """NumPy's ``transpose``: permute dims by ``axes`` (reverse them by default)."""
     return permute(x, axes)
 
 
+@register(methods="swapaxes", xp="swapaxes")
 def swapaxes(x, axis1, axis2):
     x = as_tensor(x)
     axes = list(range(x.ndim))
@@ -180,6 +203,7 @@ def swapaxes(x, axis1, axis2):
     return Permute.apply(x, axes=tuple(axes))
 
 
+@register(methods="unsqueeze", xp="expand_dims")
 def expand_dims(x, axis):
     x = as_tensor(x)
     if not -(x.ndim + 1) <= axis <= x.ndim:
@@ -190,6 +214,7 @@ def expand_dims(x, axis):
     return Reshape.apply(x, shape=tuple(shape))
 
 
+@register(methods="squeeze", xp="squeeze")
 def squeeze(x, axis=None):
     x = as_tensor(x)
     if axis is None:
@@ -202,6 +227,7 @@ def squeeze(x, axis=None):
     return Reshape.apply(x, shape=shape)
 
 
+@register(methods="broadcast_to", xp="broadcast_to")
 def broadcast_to(x, shape):
     return BroadcastTo.apply(as_tensor(x), shape=tuple(shape))
 
@@ -211,11 +237,13 @@ def sum_to(x, shape):
     return SumTo.apply(as_tensor(x), shape=tuple(shape))
 
 
+@register(methods="unbind")
 def unbind(x, dim=0):
     """Slices along ``dim`` as separate tensors: one ``UnbindBackward0`` node, output i is slice i."""
     return Unbind.apply(as_tensor(x), axis=dim)
 
 
+@register(methods="split")
 def split(x, split_size_or_sections, dim=0):
     """PyTorch's split: chunks of ``split_size`` (an int) or of the given sizes (a list)."""
     x = as_tensor(x)
@@ -232,11 +260,13 @@ def split(x, split_size_or_sections, dim=0):
     return Split.apply(x, indices=cuts, axis=dim)
 
 
+@register(xp="stack")
 def stack(tensors, axis=0):
     tensors = _same_dtype(tensors)
     return Stack.apply(*tensors, axis=axis)
 
 
+@register(xp="concatenate concat")
 def concatenate(tensors, axis=0):
     tensors = _same_dtype(tensors)
     return Cat.apply(*tensors, axis=axis)
@@ -346,3 +376,7 @@ def index_put_(t: Tensor, key, value):
         t.data[key] = value.data
         t._bump_version()
     return t
+
+
+#: The op functions: the table's names (``from .ops import *`` makes the engine package's).
+__all__ = sorted(OPS)

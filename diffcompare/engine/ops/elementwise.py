@@ -1,22 +1,135 @@
 """Elementwise ops: forward and backward side by side.
 
-Binary ops broadcast like NumPy; their gradients are summed back to each
-input's shape by ``Function`` (``broadcasts = True``), not here.  Each op saves
-only what the gradients that are actually needed use.
+The unary ops whose rule is a formula of one saved tensor are rows of a table
+(as HIPS autograd's ``numpy_vjps.py`` and PyTorch's ``derivatives.yaml``): the op's
+forward on arrays, what it saves (the input, torch's ``self``, or the output,
+torch's ``result``) and its backward, a formula of ``g`` and that tensor.  Each row
+makes a ``Function`` class with the row's name (``Exp``, whose node is
+``ExpBackward0``).  The formulas are written with operators and ``dual``'s
+functions, so one formula serves an ordinary backward (arrays), a
+``create_graph`` backward (Tensors, recorded again) and ``compile`` (Tracers).
+
+Written as classes, where a row would read worse: the binary ops (they
+broadcast, and save only what the gradients actually needed use: ``Mul`` keeps
+``b`` only if ``a`` needs a gradient), ``Pow`` / ``PowTensor`` (an exponent
+parameter; zero-exponent and zero-base cases), ``Maximum`` / ``Minimum`` (ties
+split between two inputs), ``Where`` (a condition parameter) and ``AsType`` (a
+dtype parameter).  ``Relu`` too, for speed: it is in every MLP's hot path, and
+as a row its constant ``0`` and its mask would cost two more Python calls per
+use (measured ~1% per op; the other rows are no slower than the classes they
+replaced).  Binary ops' gradients are summed back to each input's shape by
+``Function`` (``broadcasts = True``), not here.
 
 Subgradients at kinks (documented, tested): relu'(0) = 0, abs'(0) = 0,
 maximum/minimum split a tie 1/2 - 1/2 between the two inputs.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from ..function import Function
+from ..tensor import Tensor
 from . import dual
+
+
+#: name -> the Function class each row of the table below made
+RULES: dict = {}
+
+
+def unary_rule(name: str, forward, saves, backward, doc: str | None = None) -> type:
+    """A ``Function`` class ``name`` from one row of the table below.
+
+    ``forward(x)`` maps the input's array to the output's; ``saves`` is ``"self"``
+    (the input), ``"result"`` (the output) or None; ``backward(g, saved)`` (or
+    ``backward(g)`` when nothing is saved) gives the input's gradient.  The methods
+    close over the two formulas: a call costs what a hand-written class's does.
+    """
+    if saves == "self":
+        def forward_method(self, a):
+            self.save_for_backward(self=a)
+            return forward(a.data)
+
+        def backward_method(self, g):
+            return backward(g, self.saved_value("self"))
+    elif saves == "result":
+        def forward_method(self, a):
+            return forward(a.data)
+
+        def backward_method(self, g):
+            return backward(g, self.saved_value("result"))
+    elif saves is None:
+        def forward_method(self, a):
+            return forward(a.data)
+
+        def backward_method(self, g):
+            return backward(g)
+    else:
+        raise ValueError(f"{name}: saves must be 'self', 'result' or None, not {saves!r}.")
+    namespace = {"forward": forward_method, "backward": backward_method,
+                 "saves_result": saves == "result", "__module__": __name__,
+                 "__qualname__": name, "__doc__": doc or f"Elementwise {name.lower()}."}
+    cls = RULES[name] = type(name, (Function,), namespace)
+    return dual.records(name.lower())(cls)
+
+
+def _sigmoid(x):
+    # exp of a non-positive number only, so large |x| neither overflows nor warns
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def _sqrt_backward(g, result):
+    with np.errstate(divide="ignore"):
+        return g / (2 * result)
+
+
+_copy = operator.methodcaller("copy")
+
+
+def _data(t):
+    """The array of a saved tensor (a Tensor during a create_graph backward)."""
+    return t.data if type(t) is Tensor else t
+
+
+#                                forward       saves     backward: the input's gradient
+Neg     = unary_rule("Neg",     operator.neg, None,     operator.neg)
+Exp     = unary_rule("Exp",     np.exp,       "result", lambda g, result: g * result)
+Log     = unary_rule("Log",     np.log,       "self",   lambda g, self: g / self)
+Sqrt    = unary_rule("Sqrt",    np.sqrt,      "result", _sqrt_backward,
+                     "d sqrt(x) = 1 / (2 sqrt x): inf at 0, as NumPy's division gives.")
+Sin     = unary_rule("Sin",     np.sin,       "self",   lambda g, self: g * dual.cos(self))
+Cos     = unary_rule("Cos",     np.cos,       "self",   lambda g, self: -g * dual.sin(self))
+Tanh    = unary_rule("Tanh",    np.tanh,      "result", lambda g, result: g * (1 - result * result))
+Sigmoid = unary_rule("Sigmoid", _sigmoid,     "result", lambda g, result: g * result * (1 - result))
+Abs     = unary_rule("Abs",     np.abs,       "self",   lambda g, self: g * np.sign(_data(self)),
+                     "abs'(0) = 0 (sign(0) = 0).")
+Clone   = unary_rule("Clone",   _copy,        None,     lambda g: g,
+                     "A copy with its own memory and version; the gradient passes through.")
+
+
+class Relu(Function):
+    """relu'(0) = 0, as in PyTorch (the gradient flows only where x > 0).
+
+    The backward multiplies by the mask, as a hand-written backward does (and
+    5x faster than ``np.where`` on large arrays); so an infinite incoming
+    gradient where x <= 0 gives NaN, as ``inf * 0`` does in NumPy.
+    """
+
+    saves_result = True
+
+    def forward(self, a):
+        return np.maximum(a.data, 0)
+
+    def backward(self, g):
+        y = self.saved_value("result")
+        return g * ((y.data if dual._is_tensor(y) else y) > 0)
 
 
 class Add(Function):
     broadcasts = True
+    commutes = True   # `3 + a` is recorded as a.add(3), as PyTorch does
 
     def forward(self, a, b):
         return a.data + b.data
@@ -37,6 +150,7 @@ class Sub(Function):
 
 class Mul(Function):
     broadcasts = True
+    commutes = True
 
     def forward(self, a, b):
         self.save_for_backward(self=a if self.needs(1) else None,
@@ -61,14 +175,6 @@ class Div(Function):
         need_a, need_b = self.needs_input_grad
         return (g / b if need_a else None,
                 -g * self.saved_value("self") / (b * b) if need_b else None)
-
-
-class Neg(Function):
-    def forward(self, a):
-        return -a.data
-
-    def backward(self, g):
-        return -g
 
 
 class Pow(Function):
@@ -127,120 +233,6 @@ def _zero_where_not(keep, grad):
     return grad if np.all(keep) else dual.where(keep, grad)
 
 
-@dual.records("exp")
-class Exp(Function):
-    saves_result = True
-
-    def forward(self, a):
-        return np.exp(a.data)
-
-    def backward(self, g):
-        (y,) = self.saved_tensors
-        return g * y
-
-
-@dual.records("log")
-class Log(Function):
-    def forward(self, a):
-        self.save_for_backward(self=a)
-        return np.log(a.data)
-
-    def backward(self, g):
-        (a,) = self.saved_tensors
-        return g / a
-
-
-class Sqrt(Function):
-    """d sqrt(x) = 1 / (2 sqrt x): inf at 0, as NumPy's division gives."""
-
-    saves_result = True
-
-    def forward(self, a):
-        return np.sqrt(a.data)
-
-    def backward(self, g):
-        (y,) = self.saved_tensors
-        with np.errstate(divide="ignore"):
-            return g / (2 * y)
-
-
-@dual.records("sin")
-class Sin(Function):
-    def forward(self, a):
-        self.save_for_backward(self=a)
-        return np.sin(a.data)
-
-    def backward(self, g):
-        (a,) = self.saved_tensors
-        return g * dual.cos(a)
-
-
-@dual.records("cos")
-class Cos(Function):
-    def forward(self, a):
-        self.save_for_backward(self=a)
-        return np.cos(a.data)
-
-    def backward(self, g):
-        (a,) = self.saved_tensors
-        return -g * dual.sin(a)
-
-
-class Tanh(Function):
-    saves_result = True
-
-    def forward(self, a):
-        return np.tanh(a.data)
-
-    def backward(self, g):
-        (y,) = self.saved_tensors
-        return g * (1 - y * y)
-
-
-class Sigmoid(Function):
-    saves_result = True
-
-    def forward(self, a):
-        x = a.data
-        # exp of a non-positive number only, so large |x| neither overflows nor warns
-        e = np.exp(-np.abs(x))
-        return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
-
-    def backward(self, g):
-        (y,) = self.saved_tensors
-        return g * y * (1 - y)
-
-
-class Relu(Function):
-    """relu'(0) = 0, as in PyTorch (the gradient flows only where x > 0).
-
-    The backward multiplies by the mask, as a hand-written backward does (and
-    5x faster than ``np.where`` on large arrays); so an infinite incoming
-    gradient where x <= 0 gives NaN, as ``inf * 0`` does in NumPy.
-    """
-
-    saves_result = True
-
-    def forward(self, a):
-        return np.maximum(a.data, 0)
-
-    def backward(self, g):
-        y = self.saved_value("result")
-        return g * ((y.data if dual._is_tensor(y) else y) > 0)
-
-
-class Abs(Function):
-    """abs'(0) = 0 (sign(0) = 0)."""
-
-    def forward(self, a):
-        self.save_for_backward(self=a)
-        return np.abs(a.data)
-
-    def backward(self, g):
-        (a,) = self.saved_tensors
-        return g * np.sign(a.data if dual._is_tensor(a) else a)
-
-
 class Maximum(Function):
     """Elementwise maximum; where a == b each input gets half the gradient."""
 
@@ -293,14 +285,6 @@ class Where(Function):
         c = self.condition
         return (dual.where(c, g) if need_a else None,
                 dual.where(~c, g) if need_b else None)
-
-
-class Clone(Function):
-    def forward(self, a):
-        return a.data.copy()
-
-    def backward(self, g):
-        return g
 
 
 class AsType(Function):
