@@ -27,8 +27,8 @@ class EngineBackend(Backend):
     name = "engine"
     family = "engine"
     #: declared limits of the derivative products (each pays one reverse pass per element)
-    max_jacobian_entries = 4_000_000
-    max_hessian_inputs = 1_000
+    max_jacobian_entries = 1_000_000
+    max_hessian_inputs = 4_096
 
     def supports_product(self, problem, product, inputs):
         support = super().supports_product(problem, product, inputs)
@@ -36,7 +36,8 @@ class EngineBackend(Backend):
             return support
         if product == "jacobian":
             return product_limit(problem, product, inputs, self.max_jacobian_entries,
-                                 "one reverse pass per output element")
+                                 "one reverse pass per output element: about 8 s a call at 2.3 M "
+                                 "entries (bundle adjustment, 8 cameras) on one core")
         return product_limit(problem, product, inputs, self.max_hessian_inputs,
                              "one reverse pass through the gradient's graph per input element")
 

@@ -72,8 +72,9 @@ class EngineJvpBackend(EngineBackend):
         return tuple(grads)
 
     def supports_product(self, problem, product, inputs) -> Support:
-        if product != "jacobian":          # the engine's reverse-mode products are not forward mode
-            return Backend.supports_product(self, problem, product, inputs)
+        if product != "jacobian":   # its other products would be the engine's reverse-mode ones
+            return Support(False, f"engine-jvp computes only the jacobian in forward mode; its "
+                                  f"{product} would be the engine's (reverse mode): see the engine")
         return SUPPORTED          # within max_inputs (supports_inputs): one JVP per input
 
     def timed_jacobian(self, prepared, inputs):

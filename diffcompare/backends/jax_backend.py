@@ -544,7 +544,9 @@ class _JaxBackend(Backend):
     # -- derivative products ---------------------------------------------------------
 
     max_jacobian_entries = 4_000_000
-    max_hessian_inputs = 512
+    jacobian_limit_why = "jacrev batches one VJP per output element, memory grows with them"
+    max_hessian_inputs = 4_096
+    hessian_limit_why = "one HVP per input element, batched: memory grows with them"
 
     def supports_product(self, problem, product, inputs) -> Support:
         support = super().supports_product(problem, product, inputs)
@@ -552,9 +554,9 @@ class _JaxBackend(Backend):
             return support
         if product == "jacobian":
             return product_limit(problem, product, inputs, self.max_jacobian_entries,
-                                 "jacrev batches one VJP per output element, memory grows with them")
+                                 self.jacobian_limit_why)
         return product_limit(problem, product, inputs, self.max_hessian_inputs,
-                             "one HVP per input element, batched: memory grows with them")
+                             self.hessian_limit_why)
 
     def _timed_product(self, prepared, inputs, product):
         state = prepared.state
@@ -685,6 +687,12 @@ class JaxEagerBackend(_JaxBackend):
 
     name = "jax-eager"
     jit = False
+    max_jacobian_entries = 500_000
+    jacobian_limit_why = ("eager jacrev dispatches the batched VJPs op by op: about 10 s a call at "
+                          "2.3 M entries (bundle adjustment, 8 cameras) on one core")
+    max_hessian_inputs = 256
+    hessian_limit_why = ("eager vmapped HVPs keep every intermediate per input: about 1 s and "
+                         "200 MB a call at 256 inputs (k-means, k = 32)")
 
     def __init__(self, device: str | None = None, disable_jit: bool = False):
         """``disable_jit=True`` runs inside ``jax.disable_jit()``, so the jitted helpers

@@ -171,7 +171,9 @@ def _product_fields(backend, prepared, product, inputs, output_shape, size, seed
         import traceback
 
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        return dict(status="error", message=f"{type(exc).__name__}: {exc}",
+        # a BackendError's detail ("<product> failed: <exception>"): the row names problem and backend
+        message = exc.detail if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
+        return dict(status="error", message=message,
                     extra={"exception": type(exc).__name__, "traceback": tb[-4000:]})
     extra = {"first_call_s": first_s, **cross_check}
     if compile_key in prepared.info:

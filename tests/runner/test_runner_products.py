@@ -31,3 +31,14 @@ def test_a_raising_or_unsupported_product_keeps_the_cells_other_rows(tmp_path, r
 
     cells = results.cells.set_index("backend")
     assert list(cells["status"]) == ["ok", "ok"] and cells["gradient_s"].notna().all()
+
+    # the results layer's table of products, and the report's view of it
+    products = results.products().set_index("backend")
+    assert list(products["product"]) == ["hessian_diagonal"] * 2
+    assert list(products["status"]) == ["error", "unsupported"]
+    assert products["product_s"].isna().all() and products["gradient_s"].notna().all()
+    from diffcompare.report.sections import speed
+
+    body = str(speed.build(results).body)
+    assert "Derivative products beyond the gradient" in body
+    assert "injected hessian_diagonal fault" in body and "no hessian_diagonal method" in body
