@@ -147,8 +147,7 @@ class Backend:
         """Whether this backend computes derivative ``product`` of ``problem`` at ``inputs``
         (a ``timed_<product>`` method, and within the backend's declared limits)."""
         if getattr(self, f"timed_{product}", None) is None:
-            return Support(False, f"{self.name} has no {product} method (diffcompare computes it "
-                                  "with the engine, JAX and torch, and in forward mode)")
+            return Support(False, f"{self.name} has no {product} method")
         return SUPPORTED
 
     def timed_product(self, prepared: Prepared, inputs, product: str):

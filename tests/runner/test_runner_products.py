@@ -7,8 +7,8 @@ from diffcompare.results import load
 
 def test_a_raising_or_unsupported_product_keeps_the_cells_other_rows(tmp_path, rt):
     timing = {"samples": 2, "min_sample_s": 0.001, "cache_dir": str(tmp_path / "refs")}
-    suite = rt.make_suite([{"problems": ["runner_test_cubes"], "backends": ["engine", "fd-central"],
-                            "sizes": [3], "options": {"engine": timing, "fd-central": timing}}],
+    suite = rt.make_suite([{"problems": ["runner_test_cubes"], "backends": ["engine", "fd-forward"],
+                            "sizes": [3], "options": {"engine": timing, "fd-forward": timing}}],
                           timeout_s=120, cell_function="tests.runner.cells:product_raises")
     from diffcompare.runner import run_suite
 
@@ -16,7 +16,7 @@ def test_a_raising_or_unsupported_product_keeps_the_cells_other_rows(tmp_path, r
     results = load(tmp_path / "out")
     rows = {(r["backend"], r["phase"]): r for r in results.rows.to_dict("records")}
 
-    for backend in ("engine", "fd-central"):
+    for backend in ("engine", "fd-forward"):
         assert [p for b, p in rows if b == backend] == ["prepare", "function", "gradient",
                                                          "hessian_diagonal", "cell"]
         assert rows[(backend, "gradient")]["status"] == "ok"
@@ -26,7 +26,7 @@ def test_a_raising_or_unsupported_product_keeps_the_cells_other_rows(tmp_path, r
     assert "RuntimeError: injected hessian_diagonal fault" in fault["message"]
     assert "Traceback" in fault["extra"]["traceback"]
     assert rows[("engine", "cell")]["message"] == "gradient ok; hessian_diagonal error (see its row)"
-    refused = rows[("fd-central", "hessian_diagonal")]
+    refused = rows[("fd-forward", "hessian_diagonal")]
     assert refused["status"] == "unsupported" and "no hessian_diagonal method" in refused["message"]
 
     cells = results.cells.set_index("backend")
