@@ -94,24 +94,13 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
 
     before = prepared.evaluations
     device = _gpu_device(prepared)
-    if device is None:
-        grads = backends.checked_vjp(backend, prepared, inputs, cotangent)
-    else:     # a GPU's peak is a high-water mark that cannot be reset: read it on the first call
-        first = []
-        gpu_peak = memory.peak_gpu_bytes(
-            lambda: first.append(backends.checked_vjp(backend, prepared, inputs, cotangent)), device)
-        grads = first[0]
+    grads, _, gpu_peak = _first_call(
+        lambda: backends.checked_vjp(backend, prepared, inputs, cotangent), device)
     evaluations = prepared.evaluations - before
     reference = accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
     errors = accuracy.errors(grads, reference.values)
     call, _ = backend.timed_vjp(prepared, inputs, cotangent)
-    if device is None:
-        peak, source, cross_check = _peak_memory(backend, call)
-    elif gpu_peak is None:
-        peak, source, cross_check = None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
-                                           "or an earlier peak in this process hides this one"), {}
-    else:
-        peak, source, cross_check = gpu_peak, memory.GPU_MEMORY_STATS, {}
+    peak, source, cross_check = _peak(backend, call, device, gpu_peak)
     t = time_call(call, **timing_opts)
     extra = {**(_after_gradient_info(prepared) or {}), **cross_check}
     yield row("gradient", status="ok", **_timing_fields(t), evaluations=evaluations,
@@ -136,30 +125,13 @@ def _product_fields(backend, prepared, product, inputs, output_shape, size, seed
     try:
         before = prepared.evaluations
         device = _gpu_device(prepared)
-        first = []
-
-        def once():
-            first.append(backends.checked_product(backend, prepared, inputs, product, output_shape))
-
-        compile_key = f"{product}_compile_seconds"
-        if device is None:
-            _, first_s = time_once(once)
-        else:
-            start = time.perf_counter()
-            gpu_peak = memory.peak_gpu_bytes(once, device)
-            first_s = time.perf_counter() - start
-        values = first[0]
+        values, first_s, gpu_peak = _first_call(
+            lambda: backends.checked_product(backend, prepared, inputs, product, output_shape), device)
         evaluations = prepared.evaluations - before
         errors, reference = accuracy.product_accuracy(problem, product, values, size, seed,
                                                       cache_dir=cache_dir)
         call, _ = backend.timed_product(prepared, inputs, product)
-        if device is None:
-            peak, source, cross_check = _peak_memory(backend, call)
-        elif gpu_peak is None:
-            peak, source, cross_check = None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
-                                               "or an earlier peak in this process hides this one"), {}
-        else:
-            peak, source, cross_check = gpu_peak, memory.GPU_MEMORY_STATS, {}
+        peak, source, cross_check = _peak(backend, call, device, gpu_peak)
         opts = dict(timing_opts)
         if first_s > SLOW_PRODUCT_S:      # a slow product: fewer samples keep the cell short
             opts["samples"] = min(int(opts.get("samples", 7)), SLOW_PRODUCT_SAMPLES)
@@ -176,8 +148,8 @@ def _product_fields(backend, prepared, product, inputs, output_shape, size, seed
         return dict(status="error", message=message,
                     extra={"exception": type(exc).__name__, "traceback": tb[-4000:]})
     extra = {"first_call_s": first_s, **cross_check}
-    if compile_key in prepared.info:
-        extra["compile_seconds"] = prepared.info[compile_key]
+    if f"{product}_compile_seconds" in prepared.info:
+        extra["compile_seconds"] = prepared.info[f"{product}_compile_seconds"]
     return dict(status="ok", **_timing_fields(t), evaluations=evaluations, peak_bytes=peak,
                 memory_source=source, error_rel=None if errors is None else errors["rel"],
                 error_rho=None if errors is None else errors["rho"], reference=reference,
@@ -215,6 +187,28 @@ def _gpu_device(prepared):
     host's allocator hooks see everything."""
     device = getattr(prepared.state, "device", None)
     return device if getattr(device, "platform", "cpu") != "cpu" else None
+
+
+def _first_call(fn, device):
+    """``(fn(), seconds, gpu_peak)``: a GPU's peak is a high-water mark that cannot be reset,
+    so it is read on the first call (None on the CPU, where ``_peak`` measures around a call)."""
+    if device is None:
+        result, seconds = time_once(fn)
+        return result, seconds, None
+    first = []
+    start = time.perf_counter()
+    gpu_peak = memory.peak_gpu_bytes(lambda: first.append(fn()), device)
+    return first[0], time.perf_counter() - start, gpu_peak
+
+
+def _peak(backend, call, device, gpu_peak):
+    """Peak bytes of one call, where the number comes from, and a cross-check (``extra``)."""
+    if device is None:
+        return _peak_memory(backend, call)
+    if gpu_peak is None:
+        return None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
+                      "or an earlier peak in this process hides this one"), {}
+    return gpu_peak, memory.GPU_MEMORY_STATS, {}
 
 
 def _peak_memory(backend, call):
