@@ -189,3 +189,23 @@ def test_a_wrong_jacobian_shows_in_its_error(squares, tmp_path):
     jac[3, 1] += 1e-3                           # one wrong entry off the diagonal
     bad, _ = accuracy.product_accuracy(squares, "jacobian", (jac,), 5, 0, cache_dir=tmp_path)
     assert ok["rho"] < 1e-15 and bad["rho"] > 1e-5
+
+
+def test_on_a_gpu_the_products_peak_is_read_on_its_first_call(cubes, tmp_path, monkeypatch):
+    """A GPU's high-water mark cannot be reset: gradient and product each read it on their
+    first call (a fake device here, whose peaks are 1000 then 2000 bytes)."""
+    from diffcompare.measure import cell, memory
+
+    peaks = iter([1000, 2000])
+
+    def fake_peak(fn, device):
+        fn()
+        return next(peaks)
+
+    monkeypatch.setattr(cell, "_gpu_device", lambda prepared: "fake-gpu")
+    monkeypatch.setattr(memory, "peak_gpu_bytes", fake_peak)
+    rows = {r["phase"]: r for r in measure_cell("t_cubes", 4, 0, "engine",
+                                                options={**FAST, "cache_dir": tmp_path})}
+    assert (rows["gradient"]["peak_bytes"], rows["hessian_diagonal"]["peak_bytes"]) == (1000, 2000)
+    assert rows["hessian_diagonal"]["memory_source"] == memory.GPU_MEMORY_STATS
+    assert rows["hessian_diagonal"]["status"] == "ok"
