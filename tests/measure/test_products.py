@@ -209,3 +209,20 @@ def test_on_a_gpu_the_products_peak_is_read_on_its_first_call(cubes, tmp_path, m
     assert (rows["gradient"]["peak_bytes"], rows["hessian_diagonal"]["peak_bytes"]) == (1000, 2000)
     assert rows["hessian_diagonal"]["memory_source"] == memory.GPU_MEMORY_STATS
     assert rows["hessian_diagonal"]["status"] == "ok"
+
+
+def test_every_backend_declares_each_product_supported_or_says_why():
+    expected_ok = {"jacobian": {"engine", "jax-jit", "jax-eager", "torch", "jax-jacfwd",
+                                "engine-jvp", "fd-forward", "fd-central"},
+                   "hessian_diagonal": {"engine", "jax-jit", "jax-eager", "torch", "fd-central"}}
+    for problem_name, size in (("bundle_adjustment", 1), ("kmeans", 2)):
+        p = problems.get(problem_name)
+        inputs = p.inputs(size)
+        product, = p.products
+        for name in backends.names():
+            backend = backends.get(name)
+            if not backend.available():
+                continue
+            support = backend.supports_product(p, product, inputs)
+            assert bool(support) == (name in expected_ok[product]), (name, support)
+            assert support or (support.reason and product in support.reason), (name, support)
