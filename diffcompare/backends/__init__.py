@@ -115,6 +115,31 @@ def checked_vjp(backend: Backend, prepared: Prepared, inputs, cotangent=None) ->
     return check_gradients(problem, backend, inputs, grads)
 
 
+def checked_product(backend: Backend, prepared: Prepared, inputs, product: str,
+                    output_shape: tuple = ()) -> tuple:
+    """Derivative ``product`` (``problems.PRODUCTS``), checked: one finite array per
+    differentiated argument, shaped ``output_shape + arg.shape`` for the Jacobian and like
+    the argument for the Hessian diagonal."""
+    problem = prepared.problem
+    with _as_backend_error(problem, backend, product):
+        values = backend.product(prepared, inputs, product)
+    if not isinstance(values, tuple) or len(values) != len(problem.wrt):
+        raise BackendError(problem.name, backend.name,
+                           f"{product}: expected {len(problem.wrt)} arrays (one per differentiated "
+                           f"argument), got {len(values) if isinstance(values, tuple) else type(values).__name__}.")
+    lead = tuple(output_shape) if product == "jacobian" else ()
+    for i, v in zip(problem.wrt, values):
+        expected = lead + np.shape(inputs[i])
+        if np.shape(v) != expected:
+            raise BackendError(problem.name, backend.name,
+                               f"{product}: the array for argument {i} has shape {np.shape(v)}, "
+                               f"expected {expected}.")
+        if not np.all(np.isfinite(v)):
+            raise BackendError(problem.name, backend.name,
+                               f"{product}: the array for argument {i} is not finite ({_first_bad(v)}).")
+    return values
+
+
 def checked_function(backend: Backend, prepared: Prepared, inputs):
     problem = prepared.problem
     with _as_backend_error(problem, backend, "function"):
@@ -175,4 +200,5 @@ class _as_backend_error:
 __all__ = ["Backend", "BackendError", "Prepared", "Support", "SUPPORTED", "Unavailable",
            "UnsupportedError",
            "names", "get", "availability", "capability_table", "compute_gradient",
-           "checked_prepare", "checked_vjp", "checked_function", "check_gradients"]
+           "checked_prepare", "checked_vjp", "checked_function", "checked_product",
+           "check_gradients"]

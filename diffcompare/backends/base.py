@@ -21,6 +21,13 @@ converts them.  ``vjp(...) == finish(call())``; the measure layer times ``call``
 alone, so a method's time is the library's time, not the adapter's.  What the
 prepared state keeps (compiled code, device copies) is ``retained_bytes``.
 
+Derivative products beyond the gradient (``diffcompare.problems.PRODUCTS``: a vector
+output's full ``jacobian``, a scalar function's ``hessian_diagonal``) are methods named
+``timed_<product>(prepared, inputs) -> (call, finish)``, timed like ``timed_vjp``;
+``product(prepared, inputs, name)`` is ``finish(call())``, one array per differentiated
+argument.  ``supports_product`` says whether a backend computes one, and why not: the
+default refuses, naming the backend, for every product it has no method for.
+
 Each prepared problem counts the function evaluations made through it
 (``prepared.evaluations``): finite differences make n+1, 2n, ...; AD makes one
 forward pass per gradient.
@@ -141,6 +148,26 @@ class Backend:
         ``{"generated_code": 5120}``); ``{}`` when it keeps nothing beyond the inputs."""
         return {}
 
+    def supports_product(self, problem, product: str, inputs) -> Support:
+        """Whether this backend computes derivative ``product`` of ``problem`` at ``inputs``
+        (a ``timed_<product>`` method, and within the backend's declared limits)."""
+        if getattr(self, f"timed_{product}", None) is None:
+            return Support(False, f"{self.name} has no {product} method")
+        return SUPPORTED
+
+    def timed_product(self, prepared: Prepared, inputs, product: str):
+        """``(call, finish)`` of derivative ``product`` (``timed_<product>``), as ``timed_vjp``."""
+        method = getattr(self, f"timed_{product}", None)
+        if method is None:
+            raise UnsupportedError(prepared.problem.name, self.name,
+                                   self.supports_product(prepared.problem, product, inputs).reason)
+        return method(prepared, inputs)
+
+    def product(self, prepared: Prepared, inputs, product: str) -> tuple:
+        """Derivative ``product`` as float64 NumPy arrays, one per differentiated argument."""
+        call, finish = self.timed_product(prepared, inputs, product)
+        return finish(call())
+
     def hvp(self, prepared: Prepared, inputs, v) -> tuple:
         raise NotImplementedError(f"backend {self.name!r} does not compute Hessian-vector products")
 
@@ -150,6 +177,23 @@ class Backend:
 
     def __repr__(self):
         return f"<backend {self.name}>"
+
+
+def product_limit(problem, product, inputs, max_scalars: int, why: str) -> Support:
+    """A declared limit on a derivative product: refused when its scalars -- the Jacobian's
+    entries (outputs × inputs), the Hessian diagonal's inputs -- exceed ``max_scalars``,
+    because ``why`` (the cost that grows with them)."""
+    n_in = int(sum(np.size(inputs[i]) for i in problem.wrt))
+    n = n_in * _n_outputs(problem, inputs) if product == "jacobian" else n_in
+    if n > max_scalars:
+        what = "entries (outputs × inputs)" if product == "jacobian" else "differentiated scalars"
+        return Support(False, f"{product}: {n:,} {what} > {max_scalars:,}: {why}")
+    return SUPPORTED
+
+
+def _n_outputs(problem, inputs) -> int:
+    """The size of the output: one evaluation of the function in NumPy."""
+    return int(np.size(problem.fn(np, *inputs)))
 
 
 def compute_dtype(problem, inputs):

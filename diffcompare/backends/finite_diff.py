@@ -55,6 +55,13 @@ is still returned as float64.
 Vector outputs.  Each perturbed evaluation gives one column of the Jacobian (the whole output
 vector); ``vjp`` contracts each column with the cotangent, ``g_i = sum_j c_j J_ji``.
 
+Derivative products.  ``fd-forward`` and ``fd-central`` give a vector output's whole
+``jacobian`` from the same evaluations as a VJP (each perturbed evaluation is a column,
+stored densely: at most ``max_jacobian_entries``); ``fd-central`` gives a scalar function's
+``hessian_diagonal`` by second differences, ``(f(x + h e_i) - 2 f(x) + f(x - h e_i)) / h²``
+with ``h = eps^(1/4) max(1, |x_i|)`` (truncation ``O(h²)`` against rounding ``eps |f| / h²``),
+2n + 1 evaluations.
+
 Richardson's error estimate.  After every call ``prepared.info["error_estimate"]`` holds one
 float64 array per differentiated argument (the gradient's shapes): the distance between the
 two best tableau entries plus a rounding term (see ``Richardson``).  It is an estimate, not a
@@ -64,7 +71,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SUPPORTED, Backend, Prepared, Support
+from .base import SUPPORTED, Backend, Prepared, Support, product_limit
 
 _REAL = {"float64": np.float64, "float32": np.float32}
 _COMPLEX = {np.float64: np.complex128, np.float32: np.complex64}
@@ -146,6 +153,40 @@ class FiniteDifference(Backend):
 
     def default_step(self, eps: float) -> float:
         raise NotImplementedError
+
+    max_jacobian_entries = 4_000_000
+
+    def supports_product(self, problem, product, inputs) -> Support:
+        support = super().supports_product(problem, product, inputs)
+        if support and product == "jacobian":
+            return product_limit(problem, product, inputs, self.max_jacobian_entries,
+                                 "each perturbed evaluation is a column, stored densely")
+        return support
+
+    def _jacobian(self, prepared, inputs, central: bool) -> tuple:
+        """The Jacobian's columns from perturbed evaluations: forward (n + 1) or central (2n)."""
+        args = self._working_args(prepared.problem, inputs)
+        f0 = None if central else np.asarray(self._evaluate(prepared, args), np.float64)
+        jac = []
+        for a, flat, hs in self._coordinates(prepared.problem, args):
+            columns = []
+            for j in range(flat.size):
+                xj = flat[j]
+                xp, xm = xj + hs[j], (xj - hs[j] if central else xj)
+                if xp - xm == 0:
+                    raise self._too_small(a, j, args[a].shape, xj, hs[j])
+                flat[j] = xp
+                fp = np.asarray(self._evaluate(prepared, args), np.float64)
+                if central:
+                    flat[j] = xm
+                    fm = np.asarray(self._evaluate(prepared, args), np.float64)
+                else:
+                    fm = f0
+                flat[j] = xj
+                denom = float(xp - xm) if self.exact_step else float(hs[j]) * (2 if central else 1)
+                columns.append((fp - fm) / denom)
+            jac.append(np.stack(columns, axis=-1).reshape(columns[0].shape + args[a].shape))
+        return tuple(jac)
 
     def __repr__(self):
         return (f"<backend {self.name} step={self.step:.3g} "
@@ -247,6 +288,9 @@ class ForwardDifference(FiniteDifference):
     def default_step(self, eps):
         return float(np.sqrt(eps))
 
+    def timed_jacobian(self, prepared, inputs):
+        return (lambda: self._jacobian(prepared, inputs, central=False)), tuple
+
     def vjp(self, prepared, inputs, cotangent=None):
         args = self._working_args(prepared.problem, inputs)
         contract = _Contraction(cotangent)
@@ -295,6 +339,37 @@ class CentralDifference(FiniteDifference):
 
     def default_step(self, eps):
         return float(np.cbrt(eps))
+
+    def timed_jacobian(self, prepared, inputs):
+        return (lambda: self._jacobian(prepared, inputs, central=True)), tuple
+
+    def timed_hessian_diagonal(self, prepared, inputs):
+        """Second central differences at ``h = eps^(1/4) max(1, |x_i|)`` (2n + 1 evaluations),
+        divided by the steps actually taken (``(x + h) - x`` and ``x - (x - h)``)."""
+        def call():
+            args = self._working_args(prepared.problem, inputs)
+            f0 = float(np.asarray(self._evaluate(prepared, args), np.float64).reshape(()))
+            h0 = self.dtype(self.eps ** 0.25)
+            diagonal = []
+            for a, flat, _ in self._coordinates(prepared.problem, args):
+                d = np.empty(flat.size)
+                for j in range(flat.size):
+                    xj = flat[j]
+                    h = h0 * max(self.dtype(1), abs(xj)) if self.relative else h0
+                    xp, xm = xj + h, xj - h
+                    hp, hm = float(xp - xj), float(xj - xm)
+                    if hp == 0 or hm == 0:
+                        raise self._too_small(a, j, args[a].shape, xj, h)
+                    flat[j] = xp
+                    fp = float(np.asarray(self._evaluate(prepared, args), np.float64).reshape(()))
+                    flat[j] = xm
+                    fm = float(np.asarray(self._evaluate(prepared, args), np.float64).reshape(()))
+                    flat[j] = xj
+                    d[j] = 2 * (fp * hm + fm * hp - f0 * (hp + hm)) / (hp * hm * (hp + hm))
+                diagonal.append(d.reshape(args[a].shape))
+            return tuple(diagonal)
+
+        return call, tuple
 
     def vjp(self, prepared, inputs, cotangent=None):
         args = self._working_args(prepared.problem, inputs)

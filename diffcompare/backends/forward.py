@@ -13,6 +13,10 @@ of the scalar ``cᵀf`` by forward mode (n JVPs either way).
   (the engine's JVP differentiates a VJP: two reverse passes each); more than
   ``max_inputs`` (default 300) are refused.
 
+Both compute the full ``jacobian`` product the forward way, one column per input: the JVPs
+above, stacked (``jax.jit(jax.jacfwd(f))``, compiled on first use; the engine's ``jvp`` per
+unit tangent), so a vector output's Jacobian costs what its VJP does here.
+
 >>> import numpy as np
 >>> from diffcompare import backends, problems
 >>> p = problems.get("rosenbrock")
@@ -23,10 +27,12 @@ True
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..engine import functional
-from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
+from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays, product_limit
 from .engine import EngineBackend
 from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT
 
@@ -59,17 +65,42 @@ class EngineJvpBackend(EngineBackend):
 
     def vjp(self, prepared, inputs, cotangent=None):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in prepared.problem.wrt)
-        func = self._func(prepared, inputs)
         weights = None if cotangent is None else np.asarray(cotangent, dtype=np.float64)
         grads = [np.zeros_like(w) for w in wrt]
-        for a, w in enumerate(wrt):
-            for j in range(w.size):
-                tangents = [np.zeros_like(x) for x in wrt]
-                tangents[a].reshape(-1)[j] = 1.0
-                _, jv = functional.jvp(func, wrt, tuple(tangents), allow_unused=True)
-                jv = np.asarray(jv, dtype=np.float64)
-                grads[a].reshape(-1)[j] = np.sum(jv * weights) if weights is not None else jv.sum()
+        for a, j, jv in _unit_jvps(self._func(prepared, inputs), wrt):
+            grads[a].reshape(-1)[j] = np.sum(jv * weights) if weights is not None else jv.sum()
         return tuple(grads)
+
+    def supports_product(self, problem, product, inputs) -> Support:
+        if product != "jacobian":   # its other products would be the engine's reverse-mode ones
+            return Support(False, f"engine-jvp computes only the jacobian in forward mode; its "
+                                  f"{product} would be the engine's (reverse mode): see the engine")
+        return SUPPORTED          # within max_inputs (supports_inputs): one JVP per input
+
+    def timed_jacobian(self, prepared, inputs):
+        """One ``functional.jvp`` per unit tangent: the Jacobian's columns."""
+        wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in prepared.problem.wrt)
+        func = self._func(prepared, inputs)
+
+        def call():
+            columns = [[] for _ in wrt]
+            for a, _, jv in _unit_jvps(func, wrt):
+                columns[a].append(jv)
+            return tuple(np.stack(cols, axis=-1).reshape(cols[0].shape + w.shape)
+                         for cols, w in zip(columns, wrt))
+
+        return call, as_float64_arrays
+
+
+def _unit_jvps(func, wrt):
+    """``(argument, flat index, J e)`` for each unit tangent ``e`` of the differentiated
+    arguments: one ``functional.jvp`` each, the Jacobian's columns in order."""
+    for a, w in enumerate(wrt):
+        for j in range(w.size):
+            tangents = [np.zeros_like(x) for x in wrt]
+            tangents[a].reshape(-1)[j] = 1.0
+            _, jv = functional.jvp(func, wrt, tuple(tangents), allow_unused=True)
+            yield a, j, np.asarray(jv, dtype=np.float64)
 
 
 class JaxJacfwdBackend(Backend):
@@ -162,6 +193,37 @@ class JaxJacfwdBackend(Backend):
     def vjp(self, prepared, inputs, cotangent=None):
         call, finish = self._timed(prepared, inputs, cotangent)
         return finish(call())
+
+    def supports_product(self, problem, product, inputs) -> Support:
+        support = super().supports_product(problem, product, inputs)
+        if not support:
+            return support
+        return product_limit(problem, product, inputs, 4_000_000,
+                             "jacfwd batches one JVP per input, memory grows with the entries")
+
+    def timed_jacobian(self, prepared, inputs):
+        """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
+        (``info["jacobian_compile_seconds"]``)."""
+        from .jax_backend import _ready, x64_scope
+
+        state, problem = prepared.state, prepared.problem
+        jax = state["jax"]
+        with x64_scope(jax, state["x64"]):
+            wrt, others = self._split(prepared, inputs)
+            if "jacobian" not in state:
+                def of_wrt(wrt_values, others):
+                    return jax.jacfwd(lambda w: state["value"](w, others))(wrt_values)
+
+                t0 = time.perf_counter()
+                state["jacobian"] = jax.jit(of_wrt).lower(wrt, others).compile()
+                prepared.info["jacobian_compile_seconds"] = time.perf_counter() - t0
+        jacobian = state["jacobian"]
+
+        def call():
+            prepared.evaluations += int(sum(np.size(w) for w in wrt))
+            return _ready(tuple(jacobian(wrt, others)))
+
+        return call, as_float64_arrays
 
     def function(self, prepared, inputs):
         from .jax_backend import x64_scope

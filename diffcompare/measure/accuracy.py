@@ -212,6 +212,25 @@ def agreement_reference(problem, inputs, cotangent) -> Reference:
     return Reference(tuple(np.asarray(v, dtype=np.float64) for v in base), label, 15)
 
 
+def product_accuracy(problem, product, values, size, seed, cache_dir=None) -> tuple:
+    """``(errors, label)`` of derivative ``product`` (``problems.PRODUCTS``) against a reference
+    computed apart from the method judged: the problem's exact value where it gives one
+    (``problem.exact_products``, e.g. k-means' Hessian diagonal, 2 × the cluster counts);
+    for a Jacobian J, the VJP cᵀJ with the problem's cotangent against the reference VJP
+    (``reference_gradient``; a wrong entry J_ij shows in column j, as c_i times its error);
+    else ``(None, "not-measured: ...")``."""
+    exact = problem.exact_products.get(product)
+    if exact is not None:
+        reference = tuple(np.asarray(r, dtype=np.float64) for r in exact(*problem.inputs(size, seed)))
+        return errors(values, reference), f"exact {product} from the inputs ({exact.__name__})"
+    if product == "jacobian":
+        reference = reference_gradient(problem, size, seed, cache_dir=cache_dir)
+        c = problem.cotangent(size, seed)
+        vjp = tuple(np.tensordot(c, np.asarray(j, dtype=np.float64), axes=c.ndim) for j in values)
+        return errors(vjp, reference.values), f"cᵀJ against the reference VJP: {reference.label}"
+    return None, f"not-measured: problem {problem.name!r} gives no exact {product}"
+
+
 def errors(grads, reference) -> dict:
     """``rel`` and ``rho`` errors of ``grads`` against ``reference``, max over all elements.
 

@@ -7,7 +7,14 @@
 - ``function``: the plain function, timed, so gradient/function ratios are known;
 - ``gradient``: one gradient (a VJP for vector outputs), timed, its peak memory
   with the source named, function evaluations per gradient, and its error
-  against the high-precision reference.
+  against the high-precision reference;
+- then one row per derivative product the problem declares (``problem.products``:
+  ``jacobian``, ``hessian_diagonal``), its phase named after it: timed and measured
+  as the gradient is, its error against a reference computed apart from the method
+  (``accuracy.product_accuracy``), one-off work on its first call (JAX compiles it)
+  kept in ``extra``.  A product the backend does not compute gives its row status
+  ``unsupported`` with the reason, one that raises an ``error`` row: the other rows
+  stand either way, and the cell's status stays the gradient's.
 
 Function and gradient rows record ``compute_dtype``, the dtype of the function's
 value as the method computed it (a float32 cell of a method that upcasts says
@@ -87,24 +94,13 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
 
     before = prepared.evaluations
     device = _gpu_device(prepared)
-    if device is None:
-        grads = backends.checked_vjp(backend, prepared, inputs, cotangent)
-    else:     # a GPU's peak is a high-water mark that cannot be reset: read it on the first call
-        first = []
-        gpu_peak = memory.peak_gpu_bytes(
-            lambda: first.append(backends.checked_vjp(backend, prepared, inputs, cotangent)), device)
-        grads = first[0]
+    grads, _, gpu_peak = _first_call(
+        lambda: backends.checked_vjp(backend, prepared, inputs, cotangent), device)
     evaluations = prepared.evaluations - before
     reference = accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
     errors = accuracy.errors(grads, reference.values)
     call, _ = backend.timed_vjp(prepared, inputs, cotangent)
-    if device is None:
-        peak, source, cross_check = _peak_memory(backend, call)
-    elif gpu_peak is None:
-        peak, source, cross_check = None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
-                                           "or an earlier peak in this process hides this one"), {}
-    else:
-        peak, source, cross_check = gpu_peak, memory.GPU_MEMORY_STATS, {}
+    peak, source, cross_check = _peak(backend, call, device, gpu_peak)
     t = time_call(call, **timing_opts)
     extra = {**(_after_gradient_info(prepared) or {}), **cross_check}
     yield row("gradient", status="ok", **_timing_fields(t), evaluations=evaluations,
@@ -112,6 +108,59 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
               saved_graph_bytes=_saved_graph_bytes(backend, prepared, inputs),
               error_rel=errors["rel"], error_rho=errors["rho"], reference=reference.label,
               device=info.get("device"), extra=_jsonable(extra))
+
+    for product in problem.products:
+        yield row(product, **_product_fields(backend, prepared, product, inputs, value.shape,
+                                             size, seed, timing_opts, cache_dir))
+
+
+def _product_fields(backend, prepared, product, inputs, output_shape, size, seed, timing_opts,
+                    cache_dir) -> dict:
+    """The row fields of derivative ``product``: measured as the gradient is, or the status
+    ``unsupported``/``error`` with the reason (a product's failure is its own row's)."""
+    problem = prepared.problem
+    support = backend.supports_product(problem, product, inputs)
+    if not support:
+        return dict(status="unsupported", message=support.reason)
+    try:
+        before = prepared.evaluations
+        device = _gpu_device(prepared)
+        values, first_s, gpu_peak = _first_call(
+            lambda: backends.checked_product(backend, prepared, inputs, product, output_shape), device)
+        evaluations = prepared.evaluations - before
+        errors, reference = accuracy.product_accuracy(problem, product, values, size, seed,
+                                                      cache_dir=cache_dir)
+        call, _ = backend.timed_product(prepared, inputs, product)
+        peak, source, cross_check = _peak(backend, call, device, gpu_peak)
+        opts = dict(timing_opts)
+        if first_s > SLOW_PRODUCT_S:      # a slow product: fewer samples keep the cell short
+            opts["samples"] = min(int(opts.get("samples", 7)), SLOW_PRODUCT_SAMPLES)
+            opts["warmup"] = 0            # the first call above was the warm-up
+        t = time_call(call, **opts)
+    except UnsupportedError as exc:       # a declared limit hit while computing it
+        return dict(status="unsupported", message=exc.reason)
+    except Exception as exc:              # noqa: BLE001 -- the product's own row says what failed
+        import traceback
+
+        tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        # a BackendError's detail ("<product> failed: <exception>"): the row names problem and backend
+        message = exc.detail if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
+        return dict(status="error", message=message,
+                    extra={"exception": type(exc).__name__, "traceback": tb[-4000:]})
+    extra = {"first_call_s": first_s, **cross_check}
+    if f"{product}_compile_seconds" in prepared.info:
+        extra["compile_seconds"] = prepared.info[f"{product}_compile_seconds"]
+    return dict(status="ok", **_timing_fields(t), evaluations=evaluations, peak_bytes=peak,
+                memory_source=source, error_rel=None if errors is None else errors["rel"],
+                error_rho=None if errors is None else errors["rho"], reference=reference,
+                device=prepared.info.get("device"), extra=_jsonable(extra))
+
+
+#: A product whose first call takes longer than this many seconds is timed with at most
+#: ``SLOW_PRODUCT_SAMPLES`` samples (each one call), so a dense Jacobian cannot take a
+#: cell near its time limit.
+SLOW_PRODUCT_S = 0.5
+SLOW_PRODUCT_SAMPLES = 3
 
 
 def prepare_group(problem_name, size, seed, dtype="float64", options=None, backend_names=()):
@@ -138,6 +187,28 @@ def _gpu_device(prepared):
     host's allocator hooks see everything."""
     device = getattr(prepared.state, "device", None)
     return device if getattr(device, "platform", "cpu") != "cpu" else None
+
+
+def _first_call(fn, device):
+    """``(fn(), seconds, gpu_peak)``: a GPU's peak is a high-water mark that cannot be reset,
+    so it is read on the first call (None on the CPU, where ``_peak`` measures around a call)."""
+    if device is None:
+        result, seconds = time_once(fn)
+        return result, seconds, None
+    first = []
+    start = time.perf_counter()
+    gpu_peak = memory.peak_gpu_bytes(lambda: first.append(fn()), device)
+    return first[0], time.perf_counter() - start, gpu_peak
+
+
+def _peak(backend, call, device, gpu_peak):
+    """Peak bytes of one call, where the number comes from, and a cross-check (``extra``)."""
+    if device is None:
+        return _peak_memory(backend, call)
+    if gpu_peak is None:
+        return None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
+                      "or an earlier peak in this process hides this one"), {}
+    return gpu_peak, memory.GPU_MEMORY_STATS, {}
 
 
 def _peak_memory(backend, call):

@@ -14,7 +14,7 @@ Add your own in a few lines::
 """
 from __future__ import annotations
 
-from .problem import TAGS, Problem
+from .problem import PRODUCTS, TAGS, Problem
 
 _REGISTRY: dict[str, Problem] = {}
 
@@ -54,4 +54,4 @@ def _load_catalog():
     from . import catalog  # noqa: F401  (registers the shipped problems on import)
 
 
-__all__ = ["Problem", "TAGS", "register", "unregister", "get", "all_problems"]
+__all__ = ["Problem", "TAGS", "PRODUCTS", "register", "unregister", "get", "all_problems"]

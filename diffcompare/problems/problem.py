@@ -7,7 +7,9 @@ torch's; the names it may use are the ``xp`` contract (``diffcompare.problems.co
 ``make_inputs(size, seed)`` returns the float64 arguments; ``wrt`` says which
 of them are differentiated.  A vector-valued ``fn`` is differentiated through a
 vector-Jacobian product with the cotangent from ``make_cotangent`` (seed 002's
-``y.backward(gradient)``).
+``y.backward(gradient)``).  ``products`` names the derivative products the problem is
+benchmarked on beyond the gradient (``PRODUCTS``: bundle adjustment's full Jacobian,
+k-means' Hessian diagonal), and ``exact_products`` may give their exact values.
 
 >>> import numpy as np
 >>> p = Problem(
@@ -35,6 +37,14 @@ TAGS = frozenset({"smooth", "nonsmooth", "vector-output", "loop", "seed", "matri
                   "large-expression",  # millions of scalar terms at every size: no symbolic expansion
                   })
 
+#: Derivative products a problem may be benchmarked on beyond its gradient (VJP), each
+#: measured as a phase of its own (``diffcompare.measure.cell``).  Per differentiated
+#: argument ``a``, a backend returns:
+PRODUCTS = {
+    "jacobian": "the full Jacobian of a vector output: an array of shape out.shape + a.shape",
+    "hessian_diagonal": "the diagonal of a scalar function's Hessian: an array of a's shape",
+}
+
 
 @dataclasses.dataclass(frozen=True)
 class Problem:
@@ -47,6 +57,10 @@ class Problem:
     tags: frozenset = frozenset({"smooth"})
     make_cotangent: Callable | None = None   # (size, seed) -> array, for vector outputs
     size_meaning: str = "n"            # what `size` counts, for tables ("n", "batch", "k steps")
+    products: tuple = ()               # derivative products measured beyond the gradient (PRODUCTS)
+    #: exact values of some of ``products`` from the inputs, a reference for their accuracy:
+    #: ``{product: fn(*inputs) -> tuple of arrays, one per differentiated argument}``
+    exact_products: dict = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
@@ -61,6 +75,25 @@ class Problem:
         if self.vector_output and self.make_cotangent is None:
             raise ValueError(f"problem {self.name!r} is tagged vector-output: give make_cotangent.")
         self._check_wrt()
+        self._check_products()
+
+    def _check_products(self):
+        products = (self.products,) if isinstance(self.products, str) else tuple(self.products)
+        object.__setattr__(self, "products", products)
+        unknown = [p for p in products if p not in PRODUCTS]
+        if unknown:
+            raise ValueError(f"problem {self.name!r}: unknown derivative product {unknown[0]!r}; "
+                             f"use some of {sorted(PRODUCTS)}.")
+        if "jacobian" in products and not self.vector_output:
+            raise ValueError(f"problem {self.name!r}: a 'jacobian' product needs a vector output "
+                             "(tag 'vector-output'); a scalar function's Jacobian is its gradient.")
+        if "hessian_diagonal" in products and self.vector_output:
+            raise ValueError(f"problem {self.name!r}: a 'hessian_diagonal' product needs a scalar "
+                             "output; this one is tagged 'vector-output'.")
+        stray = [p for p in self.exact_products if p not in products]
+        if stray:
+            raise ValueError(f"problem {self.name!r}: exact_products names {stray[0]!r}, which is "
+                             f"not among its products {list(products)}; add it to products.")
 
     def _check_wrt(self):
         """``wrt`` must name arguments ``fn(xp, *args)`` has (when its signature says how many)."""

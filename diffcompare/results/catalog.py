@@ -30,7 +30,8 @@ def describe_problem(problem) -> dict:
     """The facts about ``problem`` a report needs (JSON-able)."""
     return {"description": problem.description, "tags": sorted(problem.tags),
             "size_meaning": problem.size_meaning, "smooth": problem.smooth,
-            "sizes": [int(s) for s in problem.sizes], "vector_output": problem.vector_output}
+            "sizes": [int(s) for s in problem.sizes], "vector_output": problem.vector_output,
+            "products": list(getattr(problem, "products", ()))}
 
 
 def describe_backend(name: str) -> dict:

@@ -25,7 +25,7 @@ import numpy as np
 
 from .catalog import is_exact
 from .folder import finished_cells
-from .schema import CELL_COLUMNS, READER_STATUSES
+from .schema import CELL_COLUMNS, PRODUCT_PHASES, READER_STATUSES
 
 CELL = list(CELL_COLUMNS)
 
@@ -184,6 +184,39 @@ def cells_table(rows, catalog: dict | None = None):
     return sort_cells(table)
 
 
+#: Columns of :func:`products_table`.
+PRODUCTS_TABLE_COLUMNS = CELL + ["product", "status", "message", "product_s", "gradient_s",
+                                 "ratio", "error_rho", "reference", "peak_bytes"]
+
+
+def products_table(rows):
+    """One row per derivative product measured in a finished cell (``PRODUCT_PHASES``: the
+    Jacobian, the Hessian diagonal): its status and reason, its median seconds beside the
+    cell's gradient's (``ratio`` = product_s / gradient_s), its error and reference.
+
+    >>> products_table(None).columns[-4:].tolist()
+    ['ratio', 'error_rho', 'reference', 'peak_bytes']
+    """
+    import pandas as pd
+
+    if rows is None or len(rows) == 0:
+        return pd.DataFrame(columns=PRODUCTS_TABLE_COLUMNS)
+    finished = finished_cells(rows.to_dict("records"))
+    done = rows[[k in finished for k in map(tuple, rows[CELL].astype(object).values.tolist())]]
+    part = done[done["phase"].isin(PRODUCT_PHASES)].drop_duplicates(subset=CELL + ["phase"],
+                                                                    keep="last")
+    grad = done[(done["phase"] == "gradient") & (done["status"] == "ok")]
+    grad = grad.drop_duplicates(subset=CELL, keep="last")[CELL + ["time_median_s"]]
+    table = part.rename(columns={"phase": "product", "time_median_s": "product_s"}).merge(
+        grad.rename(columns={"time_median_s": "gradient_s"}), on=CELL, how="left")
+    table.loc[table["status"] != "ok", "product_s"] = None
+    for c in ("product_s", "gradient_s", "error_rho", "peak_bytes"):
+        table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
+    table["ratio"] = table["product_s"] / table["gradient_s"]
+    table = sort_cells(table[PRODUCTS_TABLE_COLUMNS].copy()) if len(table) else table
+    return table[PRODUCTS_TABLE_COLUMNS].reset_index(drop=True)
+
+
 def _sample_quartiles(samples) -> tuple:
     """(q1, q3) of a row's timing samples; (nan, nan) without samples."""
     values = finite(samples) if isinstance(samples, (list, tuple, np.ndarray)) else []
@@ -238,5 +271,6 @@ def geometric_mean(values) -> float:
 
 
 __all__ = ["CELL", "CELLS_TABLE_COLUMNS", "PHASE_MEASURES", "cells_table", "median_over_seeds",
+           "PRODUCTS_TABLE_COLUMNS", "products_table",
            "planned_cells", "backend_order", "problem_order", "problem_info", "family_of",
            "sort_cells", "finite", "geometric_mean", "is_exact"]

@@ -36,7 +36,7 @@ import time
 
 from .environment import worker_env
 from .grid import Group
-from ..results.schema import make_row
+from ..results.schema import PRODUCT_PHASES, make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
 STARTUP_TIMEOUT_S = 120.0
@@ -259,6 +259,13 @@ class GroupRunner:
             self._active.discard(worker)
 
 
+def _product_note(rows):
+    """The cell row's note on derivative products that were not measured (None if all were)."""
+    notes = [f"{r['phase']} {r['status']}" for r in rows
+             if r["phase"] in PRODUCT_PHASES and r["status"] != "ok"]
+    return f"gradient ok; {', '.join(notes)} (see its row)" if notes else None
+
+
 class _GroupRun:
     """The state of running one group: rows so far, the backend in progress."""
 
@@ -429,9 +436,11 @@ class _GroupRun:
             self._finish(backend, "error", "the cell function returned without yielding any rows.",
                          wall_s=wall_s)
             return
-        failed = next((r for r in rows if r["status"] != "ok"), None)
+        # a derivative product's status is its own row's: the cell's is the gradient's phases'
+        failed = next((r for r in rows if r["status"] != "ok" and r["phase"] not in PRODUCT_PHASES),
+                      None)
         status = failed["status"] if failed else "ok"
-        message = failed["message"] if failed else None
+        message = failed["message"] if failed else _product_note(rows)
         self._finish(backend, status, message, wall_s=wall_s, phases=[r["phase"] for r in rows])
 
     def _finish(self, backend: str, status: str, message, **extra):

@@ -147,3 +147,16 @@ def with_group_setup(problem, size, seed, backend, dtype, options):
 
 
 with_group_setup.prepare_group = _slow_group_setup
+
+
+def product_raises(problem, size, seed, backend, dtype, options):
+    """The real ``measure_cell``, with the engine's Hessian diagonal made to raise: a fault in
+    a derivative product, after the gradient's rows."""
+    from diffcompare.backends.engine import EngineBackend
+    from diffcompare.measure.cell import measure_cell
+
+    def fault(self, prepared, inputs):
+        raise RuntimeError("injected hessian_diagonal fault")
+
+    EngineBackend.timed_hessian_diagonal = fault
+    return measure_cell(problem, size, seed, backend, dtype, options)

@@ -18,7 +18,8 @@ SHOWN = 3          # tied winners named in a cell; the rest as "= N more" (all i
 
 EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
             ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
-            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation"),
+            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation, "
+                               "derivative products (Jacobian, Hessian diagonal)"),
             ("memory", "Memory", "peak memory of one gradient, saved graphs, expression swell"),
             ("environment", "Environment", "the machine and library versions"))
 
