@@ -42,11 +42,10 @@ def build(data) -> Section:
               _ratio_table(ok)]
     mode_parts, k = _forward_vs_reverse(ok)
     n_plots += k
-    parts += mode_parts
+    parts += mode_parts + _products(data)      # forward/reverse, then the Jacobians
     prep_parts, k = _preparation(data, ok)
     n_plots += k
     parts += prep_parts
-    parts += _products(data)
     hosts = mixed_hosts_message(data.rows)      # a Dask run over several hosts
     return Section("speed", "Speed", join(p(hosts, class_="warn") if hosts else "", *parts), plots=n_plots)
 
