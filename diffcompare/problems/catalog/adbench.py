@@ -98,7 +98,11 @@ def gmm_inputs(size, seed, d=GMM_D, n=GMM_N):
 
 
 def gmm_problem_name(d: int, n: int) -> str:
-    """``gmm`` for ADBench's d = 10, n = 1000 cell; else ``gmm_d<d>`` and/or ``_<n/1000>k``."""
+    """``gmm`` for ADBench's d = 10, n = 1000 cell; else ``gmm_d<d>`` and/or ``_<n/1000>k``.
+
+    >>> [gmm_problem_name(d, n) for d, n in [(10, 1000), (64, 1000), (10, 10000), (64, 10000)]]
+    ['gmm', 'gmm_d64', 'gmm_10k', 'gmm_d64_10k']
+    """
     return "gmm" + ("" if d == GMM_D else f"_d{d}") + ("" if n == GMM_N else f"_{n // 1000}k")
 
 
