@@ -21,8 +21,8 @@ problem name                ``fn(xp, ...)`` args       value                    
 ``rosenbrock``              ``(x,)``                   ``sum(100 (x[1:] - x[:-1]**2)**2                ``(0,)``
                                                        + (1 - x[:-1])**2)``
 ``linear_least_squares``    ``(x, A, b)``              ``sum((A @ x - b) ** 2)``                       ``(0,)``
-``gmm``                     ``(alphas, means, icf,     ADBench's GMM objective (catalog ``adbench``)   ``(0, 1, 2)``
-                            x)``
+``gmm`` (and every name in  ``(alphas, means, icf,     ADBench's GMM objective (catalog ``adbench``)   ``(0, 1, 2)``
+``adbench.GMM_PROBLEMS``)   x)``
 ==========================  ========================  ==============================================  =============
 
 Shapes: ``x`` is 2-D ``(batch, features)`` for the linear and MLP problems; weights are
@@ -61,6 +61,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..problems.catalog import adbench
 from .base import SUPPORTED, Backend, Prepared, Support
 
 
@@ -233,9 +234,7 @@ def _lls(args, need, value_only=False):
 
 def _gmm_lower_positions(d):
     """(rows, cols) of icf[d:]'s entries in Q, in ADBench's column-major order."""
-    from ..problems.catalog.adbench import lower_index
-
-    idx = lower_index(d)
+    idx = adbench.lower_index(d)
     r, c = np.nonzero(idx)
     order = idx[r, c] - 1
     rows, cols = np.empty_like(r), np.empty_like(c)
@@ -247,8 +246,6 @@ def _gmm(args, need, value_only=False):
     """ADBench's GMM objective and its gradient (responsibilities r = softmax_k of the
     inner terms; y = Q_k (x_i - μ_k)): dα = Σ_i r - n softmax(α); dμ_k = Q_kᵀ Σ_i r y;
     dQ_k = -Σ_i r y (x_i - μ_k)ᵀ, mapped to icf through the exp'd diagonal, plus the prior."""
-    from ..problems.catalog.adbench import WISHART_GAMMA, WISHART_M, wishart_constant
-
     alphas, means, icf, x = args
     n, d = x.shape
     k_count = alphas.shape[0]
@@ -268,11 +265,11 @@ def _gmm(args, need, value_only=False):
     s = e.sum(axis=1, keepdims=True)
     a_top = alphas.max()
     a_exp = np.exp(alphas - a_top)
-    gamma2 = WISHART_GAMMA ** 2
+    gamma2 = adbench.WISHART_GAMMA ** 2
     value = float(-n * d * 0.5 * np.log(2 * np.pi) + np.sum(np.log(s) + top)
                   - n * (a_top + np.log(a_exp.sum()))
                   + 0.5 * gamma2 * (np.vdot(q_diag, q_diag) + np.vdot(lower, lower))
-                  - WISHART_M * sum_qs.sum() - wishart_constant(d, k_count))
+                  - adbench.WISHART_M * sum_qs.sum() - adbench.wishart_constant(d, k_count))
     if value_only:
         return value, None
     r = np.divide(e, s, out=e)                    # responsibilities, (n, K)
@@ -285,7 +282,7 @@ def _gmm(args, need, value_only=False):
         y *= r[:, k:k + 1]                        # W = r y
         g_means[k] = Q[k].T @ y.sum(axis=0)
         g_q = -(y.T @ xc)                         # d loss / d Q_k
-        g_icf[k, :d] = q_diag[k] * np.diagonal(g_q) + r_sum[k] + gamma2 * q_diag[k] ** 2 - WISHART_M
+        g_icf[k, :d] = q_diag[k] * np.diagonal(g_q) + r_sum[k] + gamma2 * q_diag[k] ** 2 - adbench.WISHART_M
         g_icf[k, d:] = g_q[rows, cols] + gamma2 * lower[k]
     g_alphas = r_sum - n * a_exp / a_exp.sum()
     return value, {0: g_alphas, 1: g_means, 2: g_icf}
@@ -339,9 +336,12 @@ MANUAL_GRADIENTS = {spec.name: spec for spec in [
                    (0,), (0,), _rosenbrock),
     ManualGradient("linear_least_squares", ("x", "A", "b"), "sum((A @ x - b)**2)",
                    (0,), (0, 1, 2), _lls, matrix_args=(1,)),
-    ManualGradient("gmm", ("alphas", "means", "icf", "x"),
-                   "ADBench's GMM log-likelihood with Wishart prior (d = x.shape[1])",
-                   (0, 1, 2), (0, 1, 2), _gmm, matrix_args=(1, 2, 3)),
+    # every GMM problem of the catalog (gmm, gmm_d64, gmm_10k, ...: one per (d, n) of
+    # ADBench's grid) is the same function at other shapes
+    *(ManualGradient(name, ("alphas", "means", "icf", "x"),
+                     "ADBench's GMM log-likelihood with Wishart prior (d = x.shape[1])",
+                     (0, 1, 2), (0, 1, 2), _gmm, matrix_args=(1, 2, 3))
+      for name in adbench.GMM_PROBLEMS),
 ]}
 
 

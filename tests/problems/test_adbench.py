@@ -56,14 +56,41 @@ def test_gmm_lower_triangle_is_column_major():
     assert idx.tolist() == [[0, 0, 0], [1, 0, 0], [2, 3, 0]]
 
 
-@pytest.mark.parametrize("size", [2, 5])
-def test_manual_gmm_gradient_matches_the_engine(size):
-    p = problems.get("gmm")
+def test_gmm_grid_is_one_problem_per_d_and_n_with_adbench_shapes():
+    """ADBench's d and n, each a catalog problem made by one factory; size = K components."""
+    grid = {adbench.gmm_problem_name(d, n): (d, n) for d, n in adbench.GMM_GRID}
+    assert set(adbench.GMM_PROBLEMS) == set(grid) == {
+        "gmm", "gmm_d2", "gmm_d20", "gmm_d32", "gmm_d64", "gmm_10k", "gmm_d64_10k"}
+    assert {d for d, _ in grid.values()} == {2, 10, 20, 32, 64}
+    assert {n for _, n in grid.values()} == {1000, 10000} and grid["gmm"] == (10, 1000)
+    for name, (d, n) in grid.items():
+        p = problems.get(name)
+        assert p.fn.__wrapped__ is adbench.gmm          # the one definition, other shapes
+        assert set(p.sizes[1:]) <= {5, 10, 25, 50, 100, 200} and p.sizes[0] == 2
+        k = p.sizes[1]
+        alphas, means, icf, x = p.inputs(k)
+        assert ((alphas.shape, means.shape, icf.shape, x.shape)
+                == ((k,), (k, d), (k, d * (d + 1) // 2), (n, d)))
+        assert p.n_inputs(k) == k * (1 + d + d * (d + 1) // 2)
+        assert f"d = {d}, n = {n}" in p.description and f"d = {d}, n = {n}" in p.size_meaning
+        assert backends.get("manual").supports(p), name
+    assert problems.get("gmm").sizes == (2, 5, 10, 25, 50, 100, 200)
+    # the manual backend's GMM names are the catalog's, not a pattern
+    stray = problems.Problem("gmm_d3", adbench.gmm, lambda k, seed: adbench.gmm_inputs(k, seed, d=3),
+                             "d = 3", wrt=(0, 1, 2))
+    assert not backends.get("manual").supports(stray)
+
+
+@pytest.mark.parametrize("name, size", [("gmm", 2), ("gmm", 5), ("gmm_d2", 5), ("gmm_d20", 2)])
+def test_manual_gmm_gradient_matches_the_engine_and_torch(name, size):
+    p = problems.get(name)
     inputs = p.inputs(size)
     want = backends.compute_gradient(backends.get("engine"), p, inputs)
-    got = backends.compute_gradient(backends.get("manual"), p, inputs)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9 * np.abs(w).max())
+    others = ["manual"] + (["torch"] if backends.get("torch").available() else [])
+    for other in others:
+        got = backends.compute_gradient(backends.get(other), p, inputs)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-9, atol=1e-9 * np.abs(w).max())
 
 
 def _ba_reference(cams, points, w, features, cam_index, point_index):

@@ -35,7 +35,8 @@ def test_catalog_lists_every_shipped_problem():
                 "unbind_product", "rosenbrock", "squire_trapp", "logsumexp",
                 "softmax_cross_entropy", "quadratic_form", "logistic_map", "mlp_tanh",
                 "mlp_relu", "rnn_loop", "relu_kink", "abs_kink", "max_kink",
-                "gmm", "bundle_adjustment", "lstm", "kmeans", "linear_least_squares"}
+                "gmm", "bundle_adjustment", "lstm", "kmeans", "linear_least_squares",
+                "gmm_d2", "gmm_d20", "gmm_d32", "gmm_d64", "gmm_10k", "gmm_d64_10k"}
     assert expected <= set(NAMES)
     assert {p.name for p in ALL if "seed" in p.tags} >= {
         "minibatch_inverse_mean", "linear_mean", "linear_mse", "weighted_vector", "unbind_product"}

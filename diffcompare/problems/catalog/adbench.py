@@ -8,7 +8,10 @@ reference modules), with its argument layouts:
   inverse covariance factor's diagonal, then its strictly-lower-triangular entries in
   column-major order -- and the data ``x (n, d)``; differentiated: alphas, means, icf.
   ``size`` is K; ``d = 10`` and ``n = 1000`` (ADBench's "1k" set, d = 10 row of its grid).
-  The prior uses ADBench's ``γ = 1, m = 0``.
+  The prior uses ADBench's ``γ = 1, m = 0``.  The same objective at ADBench's other d and n,
+  one problem per ``(d, n)`` of ``GMM_GRID`` (names in ``GMM_PROBLEMS``): ``gmm_d2``,
+  ``gmm_d20``, ``gmm_d32``, ``gmm_d64`` (n = 1000), ``gmm_10k`` (d = 10) and ``gmm_d64_10k``
+  (n = 10000); their ``size`` is K too.
 - ``bundle_adjustment``: reprojection residuals (vector output: its VJP with a fixed random
   cotangent).  Cameras ``(n_cams, 11)`` = Rodrigues rotation (3), centre (3), focal length (1),
   principal point (2), radial distortion (2); points ``(n_pts, 3)``; per-observation weights
@@ -92,6 +95,48 @@ def gmm_inputs(size, seed, d=GMM_D, n=GMM_N):
     icf = 0.1 * rng.standard_normal((k, d + d * (d - 1) // 2))
     x = rng.standard_normal((n, d))
     return (alphas, means, icf, x)
+
+
+def gmm_problem_name(d: int, n: int) -> str:
+    """``gmm`` for ADBench's d = 10, n = 1000 cell; else ``gmm_d<d>`` and/or ``_<n/1000>k``.
+
+    >>> [gmm_problem_name(d, n) for d, n in [(10, 1000), (64, 1000), (10, 10000), (64, 10000)]]
+    ['gmm', 'gmm_d64', 'gmm_10k', 'gmm_d64_10k']
+    """
+    return "gmm" + ("" if d == GMM_D else f"_d{d}") + ("" if n == GMM_N else f"_{n // 1000}k")
+
+
+def gmm_problem(d: int, n: int, sizes: tuple) -> Problem:
+    """The GMM objective at ``d`` dimensions and ``n`` points, ``size`` = K components."""
+    return Problem(
+        name=gmm_problem_name(d, n), fn=gmm,
+        make_inputs=functools.partial(gmm_inputs, d=d, n=n), wrt=(0, 1, 2),
+        description=f"ADBench GMM log-likelihood with Wishart prior, d = {d}, n = {n}; "
+                    "w.r.t. alphas, means and the inverse covariance factors",
+        sizes=sizes, tags={"smooth", "matrix", "large-expression"},
+        size_meaning=f"K components, d = {d}, n = {n}")
+
+
+#: (d, n) -> the default sweep of K.  ADBench's grid is d in {2, 10, 20, 32, 64},
+#: K in {5, 10, 25, 50, 100, 200}, n = 1000 and 10000; here every d at n = 1000, and d = 10
+#: and 64 at n = 10000 (n's effect at both ends of d).  K = 2 (below the grid) is for tests
+#: and finite differences.  K stops where a gradient stops taking about a second on a
+#: laptop core: the reverse-mode methods hold a few (K, n, d) float64 arrays, so time and
+#: memory follow K n d (the engine peaks near 40 bytes per element: 760 MB at K n d = 20
+#: million, d = 10, n = 10000, K = 200; 610 MB at d = 64, n = 10000, K = 25, where K = 50
+#: would need 1.2 GB and several seconds per gradient).
+GMM_GRID = {
+    (GMM_D, GMM_N): (2, 5, 10, 25, 50, 100, 200),
+    (2, GMM_N): (2, 5, 10, 25, 50, 100, 200),
+    (20, GMM_N): (2, 5, 10, 25, 50, 100, 200),
+    (32, GMM_N): (2, 5, 10, 25, 50, 100, 200),
+    (64, GMM_N): (2, 5, 10, 25, 50, 100, 200),
+    (GMM_D, 10 * GMM_N): (2, 5, 10, 25, 50, 100, 200),
+    (64, 10 * GMM_N): (2, 5, 10, 25),
+}
+
+#: the GMM problems' names, one per (d, n) of GMM_GRID (``gmm`` is d = 10, n = 1000)
+GMM_PROBLEMS = tuple(gmm_problem_name(d, n) for d, n in GMM_GRID)
 
 
 # --- bundle adjustment ----------------------------------------------------------------
@@ -202,12 +247,8 @@ def lstm_inputs(size, seed, layers=LSTM_LAYERS, b=LSTM_BITS):
     return (main_params, extra_params, state, sequence)
 
 
-register(Problem(
-    name="gmm", fn=gmm, make_inputs=gmm_inputs, wrt=(0, 1, 2),
-    description=f"ADBench GMM log-likelihood with Wishart prior, d = {GMM_D}, n = {GMM_N}; "
-                "w.r.t. alphas, means and the inverse covariance factors",
-    sizes=(2, 5, 10, 25, 50, 100, 200), tags={"smooth", "matrix", "large-expression"},
-    size_meaning="K components"))
+for _shape, _sizes in GMM_GRID.items():
+    register(gmm_problem(*_shape, _sizes))
 
 register(Problem(
     name="bundle_adjustment", fn=bundle_adjustment, make_inputs=ba_inputs, wrt=(0, 1, 2),
