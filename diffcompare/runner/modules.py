@@ -5,6 +5,7 @@ these, so a name that resolves in one resolves the same way in the other.
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import importlib.util
 import sys
@@ -28,7 +29,10 @@ def import_problem_modules(modules, base_dir=None) -> None:
             path = path.resolve()
             if not path.is_file():
                 raise ImportError(f"problem module file {entry!r} not found (looked at {path}).")
-            name = "diffcompare_user_problems_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem)
+            # named after the whole path: two files called my_problems.py are two modules
+            digest = hashlib.sha1(str(path).encode()).hexdigest()[:12]
+            name = ("diffcompare_user_problems_" + "".join(ch if ch.isalnum() else "_" for ch in path.stem)
+                    + "_" + digest)
             if name in sys.modules:
                 continue
             spec = importlib.util.spec_from_file_location(name, path)
