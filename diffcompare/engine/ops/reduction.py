@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..function import Function
+from ..tensor import Tensor
 from . import dual
 
 
@@ -106,7 +107,14 @@ def _exp_in_place(x):
 
 
 class LogSumExp(_Reduction):
-    """log(sum(exp(x))) computed stably (shifted by the max)."""
+    """log(sum(exp(x))) computed stably (shifted by the max).
+
+    Saves what PyTorch saves (``self``, ``result``) and, for an ordinary backward,
+    the softmax exp(x - max) / sum that the forward has at hand: PyTorch's backward
+    recomputes exp(x - result), one exp per element, the costliest step of the op.
+    A backward with ``create_graph`` uses the recorded formula on ``self`` and
+    ``result`` instead, and a traced forward (``compile``) saves no softmax.
+    """
 
     saves_result = True
 
@@ -118,15 +126,27 @@ class LogSumExp(_Reduction):
         m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         e = _exp_in_place(x - m)
+        total = np.add.reduce(e, axis=axes, keepdims=True)
         with np.errstate(divide="ignore"):
-            out = np.log(np.add.reduce(e, axis=axes, keepdims=True)) + m
+            out = np.log(total) + m
+        if self.needs_input_grad and type(e) is np.ndarray:
+            with np.errstate(divide="ignore", invalid="ignore"):   # as exp(x - out) gives
+                self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
         return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 
     def backward(self, g):
-        a, out = self.saved_tensors
+        if self._as_tensor:   # create_graph: recorded ops on the input and the result
+            a = self.saved_value("self")
+            out = self.saved_value("result")
+            if not self.keepdims:
+                out = out.reshape(self.keep_shape)
+            return self._expand(g) * dual.exp(a - out)
+        if not self.keepdims:
+            g = g.reshape(self.keep_shape)
+        saved = self.saved_tensors          # checks every saved tensor's version
+        if "softmax" in self._saved:
+            return saved[1] * g
+        a, out = saved
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
-            g = g.reshape(self.keep_shape)
-        if dual._is_tensor(a):   # create_graph: recorded ops
-            return self._expand(g) * dual.exp(a - out)
         return _exp_in_place(a - out) * g   # softmax(a) * g
