@@ -31,6 +31,24 @@ def normalize_axes(axis, ndim: int):
     return tuple(sorted(set(out)))
 
 
+def add_reduce(x, axes: tuple, keepdims: bool):
+    """``np.add.reduce(x, axes)``; over the short last axis of a large C-contiguous
+    float array, a matrix-vector product with ones instead: NumPy's reduce runs one
+    small loop per output element there (sum(axis=-1) of a (1000, 100, 8) array:
+    2.3 ms, against 0.24 ms for ``@ ones(8)``).  The sum is the same up to rounding."""
+    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
+            and 1 < x.shape[-1] <= _SHORT_AXIS and x.size >= _LARGE and x.dtype.kind == "f"
+            and x.flags.c_contiguous):
+        n = x.shape[-1]
+        out = (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(x.shape[:-1])
+        return out[..., None] if keepdims else out
+    return np.add.reduce(x, axis=axes, keepdims=keepdims)
+
+
+_SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
+_LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
+
+
 class _Reduction(Function):
     """Shared bookkeeping: the input shape and the keepdims shape of the result."""
 
@@ -54,7 +72,7 @@ class _Reduction(Function):
 
 class Sum(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
-        return np.add.reduce(a.data, axis=self._setup(a, axis, keepdims), keepdims=keepdims)
+        return add_reduce(a.data, self._setup(a, axis, keepdims), keepdims)
 
     def backward(self, g):
         return self._expand(g)
@@ -64,7 +82,7 @@ class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
         self.count = count = a.data.size if axis is None else math.prod(a.shape[i] for i in axes)
-        total = np.add.reduce(a.data, axis=axes, keepdims=keepdims)
+        total = add_reduce(a.data, axes, keepdims)
         if count == 0:   # the mean of nothing is nan (PyTorch, NumPy), without NumPy's warning
             return np.full_like(total, np.nan)
         # add.reduce / count is what ndarray.mean does, without its Python wrapper
@@ -126,7 +144,7 @@ class LogSumExp(_Reduction):
         m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         e = _exp_in_place(x - m)
-        total = np.add.reduce(e, axis=axes, keepdims=True)
+        total = add_reduce(e, axes, True)
         with np.errstate(divide="ignore"):
             out = np.log(total) + m
         if self.needs_input_grad and type(e) is np.ndarray:
