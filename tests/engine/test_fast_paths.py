@@ -127,3 +127,31 @@ def test_basic_index_with_ellipsis_alone_is_a_view():
     np.testing.assert_array_equal(y.data, x.data)
     (y * 2).sum().backward()
     np.testing.assert_array_equal(x.grad.data, np.full((2, 3), 2.0))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("shape", [(reduction._FEW * 64, 5), (3, 4), (40, reduction._FEW + 1)], ids=str)
+def test_max_min_over_last_axis_value_and_gradient_with_and_without_ties(op, shape):
+    a = _rng(11).standard_normal(shape)
+    tied = a.copy()
+    tied[0, :2] = tied[0].max() + 1 if op == "max" else tied[0].min() - 1   # a tie in row 0
+    for data in (a, tied):
+        x = Tensor(data, requires_grad=True)
+        out = getattr(E, op)(x, axis=-1)
+        np.testing.assert_array_equal(out.data, getattr(data, op)(-1))
+        w = _rng(12).standard_normal(out.shape)
+        (out * w).sum().backward()
+        hit = data == getattr(data, op)(-1, keepdims=True)
+        expected = hit / hit.sum(-1, keepdims=True) * w[:, None]
+        np.testing.assert_allclose(x.grad.data, expected, rtol=1e-15)
+    assert x.grad.data[0, 0] == x.grad.data[0, 1] == w[0] / 2
+
+
+def test_max_over_short_axis_propagates_nan():
+    a = _rng(13).standard_normal((reduction._FEW * 64, 4))
+    a[3, 2] = np.nan
+    x = Tensor(a, requires_grad=True)
+    with np.errstate(invalid="ignore"):   # the NaN row's share is 0/0, as before
+        out = E.max(x, axis=1)
+    assert np.isnan(out.data[3]) and not np.isnan(np.delete(out.data, 3)).any()
+    assert np.isnan(E.logsumexp(Tensor(a), axis=1).data[3])

@@ -49,6 +49,24 @@ _SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS ma
 _LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
 
 
+def extreme_reduce(x, axes: tuple, ufunc, **kw):
+    """``np.max`` / ``np.min`` (``ufunc`` ``np.maximum`` / ``np.minimum``) over ``axes``,
+    keeping dims; over a last axis of at most ``_FEW`` elements, one ufunc call per slice
+    instead: 3x faster than NumPy's reduce there (max over axis 1 of a (1000, 10) array:
+    15 us, not 44).  NaN propagates either way."""
+    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
+            and 1 < x.shape[-1] <= _FEW and x.size >= _FEW * 64):
+        out = ufunc(x[..., 0], x[..., 1])
+        for i in range(2, x.shape[-1]):
+            ufunc(out, x[..., i], out=out)
+        return out[..., None]
+    return _REDUCTION_OF[ufunc](x, axis=axes, keepdims=True, **kw)
+
+
+_FEW = 16
+_REDUCTION_OF = {np.maximum: np.max, np.minimum: np.min}
+
+
 class _Reduction(Function):
     """Shared bookkeeping: the input shape and the keepdims shape of the result."""
 
@@ -97,26 +115,33 @@ class Mean(_Reduction):
 class _Extremum(_Reduction):
     """max/min over axes; tied elements share the gradient evenly."""
 
-    reduce = None
+    ufunc = None
 
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
-        out = type(self).reduce(a.data, axis=axes, keepdims=True)
+        x = a.data
+        out = extreme_reduce(x, axes, type(self).ufunc)
         if self.needs_input_grad:
-            hit = a.data == out
-            self.share = hit / hit.sum(axis=axes, keepdims=True)
+            hit = x == out
+            if type(hit) is np.ndarray and np.count_nonzero(hit) == out.size and not np.isnan(out).any():
+                self.share = hit   # no ties (each maximum hit once): the mask is the share
+            else:
+                self.share = hit / hit.sum(axis=axes, keepdims=True)
         return out if keepdims else out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
 
     def backward(self, g):
-        return self._expand(g) * self.share.astype(g.dtype, copy=False)
+        share = self.share
+        if share.dtype != bool:
+            share = share.astype(g.dtype, copy=False)
+        return self._expand(g) * share
 
 
 class Max(_Extremum):
-    reduce = staticmethod(np.max)
+    ufunc = np.maximum
 
 
 class Min(_Extremum):
-    reduce = staticmethod(np.min)
+    ufunc = np.minimum
 
 
 def _exp_in_place(x):
@@ -141,7 +166,7 @@ class LogSumExp(_Reduction):
         self.save_for_backward(self=a)
         x = a.data
         # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
-        m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
+        m = extreme_reduce(x, axes, np.maximum, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         e = _exp_in_place(x - m)
         total = add_reduce(e, axes, True)
