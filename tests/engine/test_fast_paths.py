@@ -155,3 +155,34 @@ def test_max_over_short_axis_propagates_nan():
         out = E.max(x, axis=1)
     assert np.isnan(out.data[3]) and not np.isnan(np.delete(out.data, 3)).any()
     assert np.isnan(E.logsumexp(Tensor(a), axis=1).data[3])
+
+
+BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (1, 10, 10)),
+              ((2, 1, 3), (4, 3)), ((300, 1, 8), (300, 100, 8)), ((64, 1, 1, 8), (64, 8)),
+              ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1))]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_broadcast_arithmetic_matches_numpy_operators_and_gradients(op, a_shape, b_shape):
+    import operator
+    a = _rng(14).standard_normal(a_shape)
+    b = _rng(15).uniform(0.5, 2.0, b_shape)
+    ref = getattr(operator, op if op != "div" else "truediv")(a, b)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    out = getattr(E, op)(x, y)
+    np.testing.assert_array_equal(out.data, ref)
+    w = _rng(16).standard_normal(ref.shape)
+    (out * w).sum().backward()
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (getattr(torch, op)(tx, ty) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_broadcast_arithmetic_keeps_dtype_promotion_and_errors():
+    a32 = np.ones((300, 1, 8), np.float32)
+    assert E.sub(Tensor(a32), Tensor(np.ones((100, 8)))).dtype == np.float64
+    assert E.sub(Tensor(a32), Tensor(np.ones((100, 8), np.float32))).dtype == np.float32
+    with pytest.raises(ValueError, match="broadcast"):
+        E.sub(Tensor(np.ones((300, 2, 8))), Tensor(np.ones((100, 8))))

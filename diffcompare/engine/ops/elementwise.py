@@ -13,13 +13,14 @@ import numpy as np
 
 from ..function import Function
 from . import dual
+from .broadcasting import binary
 
 
 class Add(Function):
     broadcasts = True
 
     def forward(self, a, b):
-        return a.data + b.data
+        return binary(np.add, a.data, b.data)
 
     def backward(self, g):
         return g, g
@@ -29,7 +30,7 @@ class Sub(Function):
     broadcasts = True
 
     def forward(self, a, b):
-        return a.data - b.data
+        return binary(np.subtract, a.data, b.data)
 
     def backward(self, g):
         return g, (-g if self.needs_input_grad[1] else None)
@@ -41,7 +42,7 @@ class Mul(Function):
     def forward(self, a, b):
         self.save_for_backward(self=a if self.needs(1) else None,
                                other=b if self.needs(0) else None)
-        return a.data * b.data
+        return binary(np.multiply, a.data, b.data)
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
@@ -54,7 +55,7 @@ class Div(Function):
 
     def forward(self, a, b):
         self.save_for_backward(self=a if self.needs(1) else None, other=b)
-        return a.data / b.data
+        return binary(np.true_divide, a.data, b.data)
 
     def backward(self, g):
         b = self.saved_value("other")
