@@ -31,7 +31,7 @@ _MIN_RESULT = 16384
 def binary(ufunc, x, y):
     """``ufunc(x, y)`` for ``np.add``/``subtract``/``multiply``/``true_divide``, written as
     the operator (``x - y``); a large broadcast over a short run repeats first."""
-    if (type(x) is np.ndarray and type(y) is np.ndarray and x.shape != y.shape
+    if (x.shape != y.shape and type(x) is np.ndarray and type(y) is np.ndarray
             and max(x.size, y.size) >= _MIN_OPERAND):
         out = _repeated(ufunc, x, y)
         if out is not None:

@@ -114,6 +114,10 @@ def split_at(x, indices, axis: int):
     """Split ``x`` along ``axis`` at the given cut points."""
     if _is_tensor(x):
         return _recorded["split_at"].apply(x, indices=tuple(indices), axis=axis)
+    if type(x) is np.ndarray:   # slices, without np.split's Python wrapper
+        lead = (slice(None),) * (axis % x.ndim)
+        bounds = (0, *indices, x.shape[axis])
+        return tuple(x[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
     return tuple(np.split(x, indices, axis))
 
 

@@ -60,6 +60,8 @@ def extreme_reduce(x, axes: tuple, ufunc, **kw):
         for i in range(2, x.shape[-1]):
             ufunc(out, x[..., i], out=out)
         return out[..., None]
+    if type(x) is np.ndarray:   # the ufunc's reduce, without np.max's Python wrapper
+        return ufunc.reduce(x, axis=axes, keepdims=True, **kw)
     return _REDUCTION_OF[ufunc](x, axis=axes, keepdims=True, **kw)
 
 
@@ -170,10 +172,9 @@ class LogSumExp(_Reduction):
         m = np.where(np.isfinite(m), m, 0)
         e = _exp_in_place(x - m)
         total = add_reduce(e, axes, True)
-        with np.errstate(divide="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore"):   # log(0); 0/0 as exp(x - out) gives
             out = np.log(total) + m
-        if self.needs_input_grad and type(e) is np.ndarray:
-            with np.errstate(divide="ignore", invalid="ignore"):   # as exp(x - out) gives
+            if self.needs_input_grad and type(e) is np.ndarray:
                 self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
         return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 

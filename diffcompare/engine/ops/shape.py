@@ -8,6 +8,8 @@ knows its ``output_nr``.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..function import Function
@@ -40,7 +42,10 @@ class Permute(Function):
         return a.data.transpose(self.axes)
 
     def backward(self, g):
-        return dual.permute(g, tuple(np.argsort(self.axes)))
+        inverse = [0] * len(self.axes)
+        for i, ax in enumerate(self.axes):
+            inverse[ax] = i
+        return dual.permute(g, tuple(inverse))
 
 
 @dual.records("broadcast_to")
@@ -191,7 +196,7 @@ class Stack(Function):
 class Cat(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
-        self.cuts = tuple(np.cumsum([t.shape[axis] for t in tensors])[:-1])
+        self.cuts = tuple(itertools.accumulate(t.shape[axis] for t in tensors[:-1]))
         return np.concatenate([t.data for t in tensors], axis)
 
     def backward(self, g):
