@@ -16,7 +16,8 @@ Contenders, side by side in one process:
 
 ``--objectives`` adds ADBench-style objectives written once against ``xp`` (GMM
 log-likelihood, a 2-layer LSTM, bundle-adjustment reprojection, k-means, least
-squares, logsumexp), engine against torch eager on the same ``fn(xp, ...)``.
+squares, logsumexp), engine against torch eager (and ``jax.jit(jax.grad)``) on the
+same ``fn(xp, ...)``; there is no hand-written NumPy gradient of these.
 
 Timing reuses the library: one thread and the runner's malloc settings
 (``runner.environment``; the script re-executes itself once to apply them), the
@@ -377,6 +378,28 @@ def objectives(rng):
     }
 
 
+def build_objective_jax(fn, arrays, n_wrt):
+    """``jax.jit(jax.grad(fn))`` on the contract's ``jax.numpy`` namespace, compiled before
+    timing; None where JAX is missing."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    from diffcompare.problems.contract import namespace
+
+    jxp = namespace(jnp)
+    const = [jax.device_put(a) for a in arrays[n_wrt:]]
+    wrt = [jax.device_put(a) for a in arrays[:n_wrt]]
+    compiled = jax.jit(jax.grad(lambda *w: fn(jxp, *w, *const), argnums=tuple(range(n_wrt))))
+    jax.block_until_ready(compiled(*wrt))
+
+    def jax_jit_step():
+        return [np.asarray(g) for g in jax.block_until_ready(compiled(*wrt))]
+
+    return jax_jit_step
+
+
 def bench_objectives(args):
     import torch
 
@@ -403,18 +426,28 @@ def bench_objectives(args):
             fn(txp, *t_wrt, *t_const).backward()
             return [p.grad.numpy() for p in t_wrt]
 
-        diff = max(float(np.max(np.abs(a - b))) / (float(np.max(np.abs(b))) or 1.0)
-                   for a, b in zip(engine_step(), torch_step()))
-        per_call = round_robin({"engine": engine_step, "torch": torch_step},
-                               args.samples, args.min_time)
-        rows.append((name, statistics.median(per_call["engine"]),
-                     statistics.median(per_call["torch"]), ratio(per_call, "engine", "torch"), diff))
-    print("\n=== ADBench-style objectives, written once against xp: engine vs torch eager ===")
-    print(f"  {'objective':28s} {'engine':>11s} {'torch':>11s} {'engine/torch':>12s}  "
-          f"{'max rel diff':>12s}  target <= 1.0")
-    for name, e, t, r, diff in rows:
-        print(f"  {name:28s} {fmt_time(e):>11s} {fmt_time(t):>11s} {r:11.2f}x  {diff:12.1e}  "
-              f"{'PASS' if r <= 1.0 else 'MISS'}")
+        steps = {"engine": engine_step, "torch": torch_step}
+        if "jax-jit" in args.contender_list:
+            jax_step = build_objective_jax(fn, arrays, n_wrt)
+            if jax_step is not None:
+                steps["jax-jit"] = jax_step
+        ref = torch_step()
+        diff = {n: max(float(np.max(np.abs(a - b))) / (float(np.max(np.abs(b))) or 1.0)
+                       for a, b in zip(step(), ref)) for n, step in steps.items() if n != "torch"}
+        per_call = round_robin(steps, args.samples, args.min_time)
+        rows.append((name, {n: statistics.median(v) for n, v in per_call.items()},
+                     ratio(per_call, "engine", "torch"),
+                     ratio(per_call, "engine", "jax-jit") if "jax-jit" in per_call else math.nan,
+                     diff))
+    print("\n=== ADBench-style objectives, written once against xp: engine vs torch eager "
+          "(and jax.jit) ===")
+    print(f"  {'objective':28s} {'engine':>11s} {'torch':>11s} {'jax-jit':>11s} {'eng/torch':>9s} "
+          f"{'eng/jax':>8s}  {'max rel diff vs torch':>21s}  target eng/torch <= 1.0")
+    for name, t, r, rj, diff in rows:
+        jt = fmt_time(t["jax-jit"]) if "jax-jit" in t else "-"
+        diffs = " ".join(f"{d:.0e}" for d in diff.values())
+        print(f"  {name:28s} {fmt_time(t['engine']):>11s} {fmt_time(t['torch']):>11s} {jt:>11s} "
+              f"{r:8.2f}x {rj:7.2f}x  {diffs:>21s}  {'PASS' if r <= 1.0 else 'MISS'}")
 
 
 # --------------------------------------------------------------------------- main
