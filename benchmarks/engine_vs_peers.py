@@ -447,7 +447,8 @@ def bench_objectives(args):
         jt = fmt_time(t["jax-jit"]) if "jax-jit" in t else "-"
         diffs = " ".join(f"{d:.0e}" for d in diff.values())
         print(f"  {name:28s} {fmt_time(t['engine']):>11s} {fmt_time(t['torch']):>11s} {jt:>11s} "
-              f"{r:8.2f}x {rj:7.2f}x  {diffs:>21s}  {'PASS' if r <= 1.0 else 'MISS'}")
+              f"{r:8.2f}x {f'{rj:.2f}x' if rj == rj else '-':>8s}  {diffs:>21s}  "
+              f"{'PASS' if r <= 1.0 else 'MISS'}")
 
 
 # --------------------------------------------------------------------------- main
