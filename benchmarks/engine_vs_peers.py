@@ -16,7 +16,8 @@ Contenders, side by side in one process:
 
 ``--objectives`` adds ADBench-style objectives written once against ``xp`` (GMM
 log-likelihood, a 2-layer LSTM, bundle-adjustment reprojection, k-means, least
-squares, logsumexp), engine against torch eager on the same ``fn(xp, ...)``.
+squares, logsumexp), engine against torch eager (and ``jax.jit(jax.grad)``) on the
+same ``fn(xp, ...)``; there is no hand-written NumPy gradient of these.
 
 Timing reuses the library: one thread and the runner's malloc settings
 (``runner.environment``; the script re-executes itself once to apply them), the
@@ -67,6 +68,9 @@ def parse_args(argv=None):
     p.add_argument("--objectives", action="store_true",
                    help="also time the ADBench-style objectives, engine against torch")
     p.add_argument("--profile", action="store_true", help="cProfile the engine at each size")
+    p.add_argument("--cpu-time", action="store_true",
+                   help="time with the process's CPU time instead of wall time: on a shared, "
+                        "loaded machine it leaves out the time other processes hold the CPU")
     args = p.parse_args(argv)
     if args.samples < 1:
         p.error("--samples must be >= 1")
@@ -205,6 +209,9 @@ def saved_bytes(loss) -> int:
 
 # --------------------------------------------------------------------------- timing
 
+CLOCK = time.perf_counter     # time.process_time with --cpu-time
+
+
 def round_robin(steps: dict, samples: int, min_time: float) -> dict:
     """Median seconds per call and per-round ratios: each round takes one sample of
     every contender (``measure.timing.time_call``), starting one later each round."""
@@ -214,7 +221,8 @@ def round_robin(steps: dict, samples: int, min_time: float) -> dict:
     per_call = {n: [] for n in names}
     for s in range(samples):
         for name in names[s % len(names):] + names[:s % len(names)]:
-            per_call[name] += time_call(steps[name], min_time, samples=1, warmup=0).samples
+            per_call[name] += time_call(steps[name], min_time, samples=1, warmup=0,
+                                        clock=CLOCK).samples
     return per_call
 
 
@@ -370,6 +378,28 @@ def objectives(rng):
     }
 
 
+def build_objective_jax(fn, arrays, n_wrt):
+    """``jax.jit(jax.grad(fn))`` on the contract's ``jax.numpy`` namespace, compiled before
+    timing; None where JAX is missing."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    from diffcompare.problems.contract import namespace
+
+    jxp = namespace(jnp)
+    const = [jax.device_put(a) for a in arrays[n_wrt:]]
+    wrt = [jax.device_put(a) for a in arrays[:n_wrt]]
+    compiled = jax.jit(jax.grad(lambda *w: fn(jxp, *w, *const), argnums=tuple(range(n_wrt))))
+    jax.block_until_ready(compiled(*wrt))
+
+    def jax_jit_step():
+        return [np.asarray(g) for g in jax.block_until_ready(compiled(*wrt))]
+
+    return jax_jit_step
+
+
 def bench_objectives(args):
     import torch
 
@@ -396,17 +426,28 @@ def bench_objectives(args):
             fn(txp, *t_wrt, *t_const).backward()
             return [p.grad.numpy() for p in t_wrt]
 
-        diff = max(float(np.max(np.abs(a - b))) / (float(np.max(np.abs(b))) or 1.0)
-                   for a, b in zip(engine_step(), torch_step()))
-        per_call = round_robin({"engine": engine_step, "torch": torch_step},
-                               args.samples, args.min_time)
-        rows.append((name, statistics.median(per_call["engine"]),
-                     statistics.median(per_call["torch"]), ratio(per_call, "engine", "torch"), diff))
-    print("\n=== ADBench-style objectives, written once against xp: engine vs torch eager ===")
-    print(f"  {'objective':28s} {'engine':>11s} {'torch':>11s} {'engine/torch':>12s}  "
-          f"{'max rel diff':>12s}  target <= 1.0")
-    for name, e, t, r, diff in rows:
-        print(f"  {name:28s} {fmt_time(e):>11s} {fmt_time(t):>11s} {r:11.2f}x  {diff:12.1e}  "
+        steps = {"engine": engine_step, "torch": torch_step}
+        if "jax-jit" in args.contender_list:
+            jax_step = build_objective_jax(fn, arrays, n_wrt)
+            if jax_step is not None:
+                steps["jax-jit"] = jax_step
+        ref = torch_step()
+        diff = {n: max(float(np.max(np.abs(a - b))) / (float(np.max(np.abs(b))) or 1.0)
+                       for a, b in zip(step(), ref)) for n, step in steps.items() if n != "torch"}
+        per_call = round_robin(steps, args.samples, args.min_time)
+        rows.append((name, {n: statistics.median(v) for n, v in per_call.items()},
+                     ratio(per_call, "engine", "torch"),
+                     ratio(per_call, "engine", "jax-jit") if "jax-jit" in per_call else math.nan,
+                     diff))
+    print("\n=== ADBench-style objectives, written once against xp: engine vs torch eager "
+          "(and jax.jit) ===")
+    print(f"  {'objective':28s} {'engine':>11s} {'torch':>11s} {'jax-jit':>11s} {'eng/torch':>9s} "
+          f"{'eng/jax':>8s}  {'max rel diff vs torch':>21s}  target eng/torch <= 1.0")
+    for name, t, r, rj, diff in rows:
+        jt = fmt_time(t["jax-jit"]) if "jax-jit" in t else "-"
+        diffs = " ".join(f"{d:.0e}" for d in diff.values())
+        print(f"  {name:28s} {fmt_time(t['engine']):>11s} {fmt_time(t['torch']):>11s} {jt:>11s} "
+              f"{r:8.2f}x {f'{rj:.2f}x' if rj == rj else '-':>8s}  {diffs:>21s}  "
               f"{'PASS' if r <= 1.0 else 'MISS'}")
 
 
@@ -415,6 +456,10 @@ def bench_objectives(args):
 def main(argv=None):
     args = parse_args(argv)
     note = single_threaded()
+    global CLOCK
+    if args.cpu_time:
+        CLOCK = time.process_time
+        note += ", CPU time (process_time)"
     global np
     import numpy as np
 

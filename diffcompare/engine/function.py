@@ -193,7 +193,7 @@ class Function(Node):
         if self._saved is None:
             return ()
         as_tensor = self._as_tensor
-        return tuple(s.unpack(as_tensor) for s in self._saved.values())
+        return tuple([s.unpack(as_tensor) for s in self._saved.values()])
 
     def saved_value(self, name: str):
         """One saved tensor by name: an array, or a Tensor during a create_graph backward."""

@@ -114,6 +114,10 @@ def split_at(x, indices, axis: int):
     """Split ``x`` along ``axis`` at the given cut points."""
     if _is_tensor(x):
         return _recorded["split_at"].apply(x, indices=tuple(indices), axis=axis)
+    if type(x) is np.ndarray:   # slices, without np.split's Python wrapper
+        lead = (slice(None),) * (axis % x.ndim)
+        bounds = (0, *indices, x.shape[axis])
+        return tuple(x[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
     return tuple(np.split(x, indices, axis))
 
 
@@ -155,12 +159,21 @@ def _is_row_gather(key, g, shape) -> bool:
 
 
 def _scatter_rows(g, key, shape):
-    """Sum the rows of ``g`` into rows ``key`` of zeros(shape): one ``bincount`` over
-    (row, column) pairs, several times faster than ``np.add.at``."""
+    """Sum the rows of ``g`` into rows ``key`` of zeros(shape) with ``bincount``, several
+    times faster than ``np.add.at``: one ``bincount`` per column when there are few
+    columns (a camera's 7 parameters), else one over (row, column) pairs."""
     n = shape[0]
     idx = np.where(key < 0, key + n, key) if key.dtype.kind == "i" else key
     cols = int(np.prod(shape[1:], dtype=np.int64))
     flat = g.reshape(len(key), cols)
+    if cols <= _FEW_COLUMNS:
+        out = np.empty((cols, n), dtype=np.float64)
+        for j, column in enumerate(flat.T):
+            out[j] = np.bincount(idx, weights=column, minlength=n)
+        return np.ascontiguousarray(out.T, dtype=g.dtype).reshape(shape)
     pairs = (idx[:, None] * cols + np.arange(cols)).ravel()
     out = np.bincount(pairs, weights=flat.ravel(), minlength=n * cols)
     return out.reshape(shape).astype(g.dtype, copy=False)
+
+
+_FEW_COLUMNS = 8

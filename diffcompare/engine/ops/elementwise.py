@@ -32,6 +32,7 @@ import numpy as np
 from ..function import Function
 from ..tensor import Tensor
 from . import dual
+from .broadcasting import binary
 
 
 #: name -> the Function class each row of the table below made
@@ -132,7 +133,7 @@ class Add(Function):
     commutes = True   # `3 + a` is recorded as a.add(3), as PyTorch does
 
     def forward(self, a, b):
-        return a.data + b.data
+        return binary(np.add, a.data, b.data)
 
     def backward(self, g):
         return g, g
@@ -142,7 +143,7 @@ class Sub(Function):
     broadcasts = True
 
     def forward(self, a, b):
-        return a.data - b.data
+        return binary(np.subtract, a.data, b.data)
 
     def backward(self, g):
         return g, (-g if self.needs_input_grad[1] else None)
@@ -155,7 +156,7 @@ class Mul(Function):
     def forward(self, a, b):
         self.save_for_backward(self=a if self.needs(1) else None,
                                other=b if self.needs(0) else None)
-        return a.data * b.data
+        return binary(np.multiply, a.data, b.data)
 
     def backward(self, g):
         need_a, need_b = self.needs_input_grad
@@ -168,7 +169,7 @@ class Div(Function):
 
     def forward(self, a, b):
         self.save_for_backward(self=a if self.needs(1) else None, other=b)
-        return a.data / b.data
+        return binary(np.true_divide, a.data, b.data)
 
     def backward(self, g):
         b = self.saved_value("other")

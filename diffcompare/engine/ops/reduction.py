@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..function import Function
+from ..tensor import Tensor
 from . import dual
 
 
@@ -28,6 +29,44 @@ def normalize_axes(axis, ndim: int):
             )
         out.append(int(ax) % max(ndim, 1))
     return tuple(sorted(set(out)))
+
+
+def add_reduce(x, axes: tuple, keepdims: bool):
+    """``np.add.reduce(x, axes)``; over the short last axis of a large C-contiguous
+    float array, a matrix-vector product with ones instead: NumPy's reduce runs one
+    small loop per output element there (sum(axis=-1) of a (1000, 100, 8) array:
+    2.3 ms, against 0.24 ms for ``@ ones(8)``).  The sum is the same up to rounding."""
+    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
+            and 1 < x.shape[-1] <= _SHORT_AXIS and x.size >= _LARGE and x.dtype.kind == "f"
+            and x.flags.c_contiguous):
+        n = x.shape[-1]
+        out = (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(x.shape[:-1])
+        return out[..., None] if keepdims else out
+    return np.add.reduce(x, axis=axes, keepdims=keepdims)
+
+
+_SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
+_LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
+
+
+def extreme_reduce(x, axes: tuple, ufunc, **kw):
+    """``np.max`` / ``np.min`` (``ufunc`` ``np.maximum`` / ``np.minimum``) over ``axes``,
+    keeping dims; over a last axis of at most ``_FEW`` elements, one ufunc call per slice
+    instead: 3x faster than NumPy's reduce there (max over axis 1 of a (1000, 10) array:
+    15 us, not 44).  NaN propagates either way."""
+    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
+            and 1 < x.shape[-1] <= _FEW and x.size >= _FEW * 64):
+        out = ufunc(x[..., 0], x[..., 1])
+        for i in range(2, x.shape[-1]):
+            ufunc(out, x[..., i], out=out)
+        return out[..., None]
+    if type(x) is np.ndarray:   # the ufunc's reduce, without np.max's Python wrapper
+        return ufunc.reduce(x, axis=axes, keepdims=True, **kw)
+    return _REDUCTION_OF[ufunc](x, axis=axes, keepdims=True, **kw)
+
+
+_FEW = 16
+_REDUCTION_OF = {np.maximum: np.max, np.minimum: np.min}
 
 
 class _Reduction(Function):
@@ -53,7 +92,7 @@ class _Reduction(Function):
 
 class Sum(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
-        return np.add.reduce(a.data, axis=self._setup(a, axis, keepdims), keepdims=keepdims)
+        return add_reduce(a.data, self._setup(a, axis, keepdims), keepdims)
 
     def backward(self, g):
         return self._expand(g)
@@ -63,7 +102,7 @@ class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
         self.count = count = a.data.size if axis is None else math.prod(a.shape[i] for i in axes)
-        total = np.add.reduce(a.data, axis=axes, keepdims=keepdims)
+        total = add_reduce(a.data, axes, keepdims)
         if count == 0:   # the mean of nothing is nan (PyTorch, NumPy), without NumPy's warning
             return np.full_like(total, np.nan)
         # add.reduce / count is what ndarray.mean does, without its Python wrapper
@@ -78,26 +117,33 @@ class Mean(_Reduction):
 class _Extremum(_Reduction):
     """max/min over axes; tied elements share the gradient evenly."""
 
-    reduce = None
+    ufunc = None
 
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
-        out = type(self).reduce(a.data, axis=axes, keepdims=True)
+        x = a.data
+        out = extreme_reduce(x, axes, type(self).ufunc)
         if self.needs_input_grad:
-            hit = a.data == out
-            self.share = hit / hit.sum(axis=axes, keepdims=True)
+            hit = x == out
+            if type(hit) is np.ndarray and np.count_nonzero(hit) == out.size and not np.isnan(out).any():
+                self.share = hit   # no ties (each maximum hit once): the mask is the share
+            else:
+                self.share = hit / hit.sum(axis=axes, keepdims=True)
         return out if keepdims else out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
 
     def backward(self, g):
-        return self._expand(g) * self.share.astype(g.dtype, copy=False)
+        share = self.share
+        if share.dtype != bool:
+            share = share.astype(g.dtype, copy=False)
+        return self._expand(g) * share
 
 
 class Max(_Extremum):
-    reduce = staticmethod(np.max)
+    ufunc = np.maximum
 
 
 class Min(_Extremum):
-    reduce = staticmethod(np.min)
+    ufunc = np.minimum
 
 
 def _exp_in_place(x):
@@ -106,7 +152,14 @@ def _exp_in_place(x):
 
 
 class LogSumExp(_Reduction):
-    """log(sum(exp(x))) computed stably (shifted by the max)."""
+    """log(sum(exp(x))) computed stably (shifted by the max).
+
+    Saves what PyTorch saves (``self``, ``result``) and, for an ordinary backward,
+    the softmax exp(x - max) / sum that the forward has at hand: PyTorch's backward
+    recomputes exp(x - result), one exp per element, the costliest step of the op.
+    A backward with ``create_graph`` uses the recorded formula on ``self`` and
+    ``result`` instead, and a traced forward (``compile``) saves no softmax.
+    """
 
     saves_result = True
 
@@ -115,18 +168,29 @@ class LogSumExp(_Reduction):
         self.save_for_backward(self=a)
         x = a.data
         # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
-        m = np.max(x, axis=axes, keepdims=True, initial=-np.inf)
+        m = extreme_reduce(x, axes, np.maximum, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
         e = _exp_in_place(x - m)
-        with np.errstate(divide="ignore"):
-            out = np.log(np.add.reduce(e, axis=axes, keepdims=True)) + m
+        total = add_reduce(e, axes, True)
+        with np.errstate(divide="ignore", invalid="ignore"):   # log(0); 0/0 as exp(x - out) gives
+            out = np.log(total) + m
+            if self.needs_input_grad and type(e) is np.ndarray:
+                self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
         return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
 
     def backward(self, g):
-        a, out = self.saved_tensors
+        if self._as_tensor:   # create_graph: recorded ops on the input and the result
+            a = self.saved_value("self")
+            out = self.saved_value("result")
+            if not self.keepdims:
+                out = out.reshape(self.keep_shape)
+            return self._expand(g) * dual.exp(a - out)
+        if not self.keepdims:
+            g = g.reshape(self.keep_shape)
+        saved = self.saved_tensors          # checks every saved tensor's version
+        if "softmax" in self._saved:
+            return saved[1] * g
+        a, out = saved
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
-            g = g.reshape(self.keep_shape)
-        if dual._is_tensor(a):   # create_graph: recorded ops
-            return self._expand(g) * dual.exp(a - out)
         return _exp_in_place(a - out) * g   # softmax(a) * g

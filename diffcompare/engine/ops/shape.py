@@ -8,6 +8,8 @@ knows its ``output_nr``.
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from ..function import Function
@@ -40,7 +42,10 @@ class Permute(Function):
         return a.data.transpose(self.axes)
 
     def backward(self, g):
-        return dual.permute(g, tuple(np.argsort(self.axes)))
+        inverse = [0] * len(self.axes)
+        for i, ax in enumerate(self.axes):
+            inverse[ax] = i
+        return dual.permute(g, tuple(inverse))
 
 
 @dual.records("broadcast_to")
@@ -73,13 +78,17 @@ def is_basic_index(key) -> bool:
 
 
 class Index(Function):
-    """``a[key]``: basic indexing is a view; advanced indexing copies."""
+    """``a[key]`` with advanced indexing (a copy); ``IndexView`` is basic indexing."""
+
+    basic = False   # advanced indices may repeat: the backward sums them
 
     def forward(self, a, key):
         self.key = key
         self.in_shape = a.shape
-        self.basic = is_basic_index(key)
-        return a.data[key]
+        x = a.data
+        if type(key) is np.ndarray and key.ndim == 1 and key.dtype.kind in "iu" and type(x) is np.ndarray:
+            return np.take(x, key, axis=0)   # the row gather x[idx], 5x faster than x[idx]
+        return x[key]
 
     def backward(self, g):
         return dual.index_add(g, self.key, self.in_shape, accumulate=not self.basic)
@@ -89,13 +98,18 @@ class IndexView(Index):
     """Basic indexing (ints, slices): a NumPy view, so it shares the version counter."""
 
     is_view = True
+    basic = True
 
     def forward(self, a, key):
         # x[2] is a scalar copy in NumPy; x[2, ...] is a 0-d view of the same memory
-        items = key if isinstance(key, tuple) else (key,)
-        if Ellipsis not in items:
-            key = items + (Ellipsis,)
-        return super().forward(a, key)
+        if type(key) is tuple:
+            if Ellipsis not in key:
+                key = key + (Ellipsis,)
+        elif key is not Ellipsis:
+            key = (key, Ellipsis)
+        self.key = key
+        self.in_shape = a.shape
+        return a.data[key]
 
     def name(self):
         return "IndexBackward0"
@@ -182,7 +196,7 @@ class Stack(Function):
 class Cat(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
-        self.cuts = tuple(np.cumsum([t.shape[axis] for t in tensors])[:-1])
+        self.cuts = tuple(itertools.accumulate(t.shape[axis] for t in tensors[:-1]))
         return np.concatenate([t.data for t in tensors], axis)
 
     def backward(self, g):

@@ -1,0 +1,78 @@
+"""Binary arithmetic with NumPy broadcasting, quicker where NumPy's loop is slow.
+
+NumPy runs a broadcast ``x[:, None, :] - c`` (shapes (n, 1, d) and (k, d)) as one
+short inner loop of ``d`` elements per (row, repetition): for the k-means and GMM
+distance tensors that is about 3x slower than the same subtraction on a full
+array.  Repeating the operand along its broadcast axis first (``np.repeat``, a
+run of copies) and doing the op in place on the repeat gives the same values::
+
+    >>> import numpy as np
+    >>> x, c = np.arange(6.0).reshape(3, 1, 2), np.ones((4, 2))
+    >>> bool((binary(np.subtract, x, c) == x - c).all())
+    True
+
+Everything else (same shapes, scalars, small arrays, traced values) is the plain
+operator, exactly as written ``x - y``.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+_OPERATOR = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+             np.true_divide: operator.truediv}
+_MIN_OPERAND = 1024    # the smaller sizes gain nothing worth the shape arithmetic
+_SHORT_RUN = 64        # a repeated run shorter than this makes NumPy's broadcast loop slow
+_MIN_RESULT = 16384
+
+
+def binary(ufunc, x, y):
+    """``ufunc(x, y)`` for ``np.add``/``subtract``/``multiply``/``true_divide``, written as
+    the operator (``x - y``); a large broadcast over a short run repeats first."""
+    if (x.shape != y.shape and type(x) is np.ndarray and type(y) is np.ndarray
+            and max(x.size, y.size) >= _MIN_OPERAND):
+        out = _repeated(ufunc, x, y)
+        if out is not None:
+            return out
+    return _OPERATOR[ufunc](x, y)
+
+
+def _repeated(ufunc, x, y):
+    try:
+        shape = np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return None   # the operator raises NumPy's own message
+    if math.prod(shape) < _MIN_RESULT:
+        return None
+    dtype = np.result_type(x, y)
+    for slow, fast, slow_first in ((x, y, True), (y, x, False)):
+        axis = _short_repeat_axis(slow.shape, shape)
+        if axis is None or slow.dtype != dtype or not _leading_broadcast_only(fast.shape, shape):
+            continue
+        full = np.repeat(slow.reshape((1,) * (len(shape) - slow.ndim) + slow.shape),
+                         shape[axis], axis=axis)
+        return ufunc(full, fast, out=full) if slow_first else ufunc(fast, full, out=full)
+    return None
+
+
+def _broadcast_axes(shape, out_shape):
+    pad = len(out_shape) - len(shape)
+    return [i for i, n in enumerate(out_shape) if n != 1 and (i < pad or shape[i - pad] == 1)]
+
+
+def _short_repeat_axis(shape, out_shape):
+    """The one axis along which ``shape`` is repeated to ``out_shape``, if the run of
+    its own elements after that axis is short (else None)."""
+    axes = _broadcast_axes(shape, out_shape)
+    if len(axes) != 1:
+        return None
+    run = math.prod(out_shape[axes[0] + 1:])
+    return axes[0] if 1 < run < _SHORT_RUN else None
+
+
+def _leading_broadcast_only(shape, out_shape):
+    """Broadcast over leading axes only (or not at all): NumPy's loop stays long."""
+    axes = _broadcast_axes(shape, out_shape)
+    return axes == list(range(len(axes)))

@@ -1,0 +1,188 @@
+"""The engine's fast paths give what the general path gives.
+
+Some ops take a quicker route for common large cases (a sum over a short last axis as
+a matrix-vector product, a row gather with ``np.take``, its backward with ``bincount``,
+logsumexp's saved softmax).  Each test builds inputs on both sides of the path's
+thresholds and compares values and gradients with plain NumPy formulas or torch.
+"""
+import numpy as np
+import pytest
+
+import diffcompare.engine as E
+from diffcompare.engine import Tensor, autograd
+from diffcompare.engine.ops import dual, reduction
+
+torch = pytest.importorskip("torch")
+
+
+def _rng(key):
+    return np.random.default_rng([7, key])
+
+
+# a last axis short enough, and enough elements, for the matrix-vector route; and not
+BIG_SHORT = (reduction._LARGE // 4 + 3, 4)
+SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, reduction._SHORT_AXIS + 1)]
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_and_mean_over_last_axis_match_numpy_and_gradients(shape, keepdims):
+    a = _rng(1).standard_normal(shape)
+    x = Tensor(a, requires_grad=True)
+    s = E.sum(x, axis=-1, keepdims=keepdims)
+    m = E.mean(x, axis=-1, keepdims=keepdims)
+    np.testing.assert_allclose(s.data, a.sum(-1, keepdims=keepdims), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(m.data, a.mean(-1, keepdims=keepdims), rtol=1e-13, atol=1e-13)
+    w = _rng(2).standard_normal(s.shape)
+    (s * w + m * w).sum().backward()
+    expected = np.broadcast_to((w * (1 + 1 / shape[-1])).reshape(shape[:-1] + (1,)), shape)
+    np.testing.assert_allclose(x.grad.data, expected, rtol=1e-14)
+
+
+def test_sum_over_short_axis_keeps_nan_inf_and_float32():
+    a = _rng(3).standard_normal(BIG_SHORT).astype(np.float32)
+    a[0, 1], a[1, 0], a[2, :2] = np.nan, np.inf, (np.inf, -np.inf)
+    with np.errstate(invalid="ignore"):   # inf - inf, as in np.sum
+        s = E.sum(Tensor(a), axis=1)
+    assert s.dtype == np.float32
+    assert np.isnan(s.data[0]) and s.data[1] == np.inf and np.isnan(s.data[2])
+    np.testing.assert_allclose(s.data[3:], a[3:].sum(1), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape, axis", [((100_000,), 0), (BIG_SHORT, -1), ((3, 4, 5), (0, 2)),
+                                         ((6, 9), 0)], ids=str)
+def test_logsumexp_value_gradient_and_second_derivative_match_torch(shape, axis):
+    a = _rng(4).standard_normal(shape) * 3
+    x = Tensor(a, requires_grad=True)
+    tx = torch.tensor(a, requires_grad=True)
+    out, tout = E.logsumexp(x, axis=axis), torch.logsumexp(tx, dim=axis)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-13)
+    w = _rng(5).standard_normal(out.shape)
+    (g,) = autograd.grad((out * w).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad((tout * torch.tensor(w)).sum(), tx, create_graph=True)
+    np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12, atol=1e-15)
+    # the plain backward (saved softmax) agrees with the recorded one
+    (out * w).sum().backward(retain_graph=True)
+    np.testing.assert_allclose(x.grad.data, g.data, rtol=1e-12, atol=1e-15)
+    v = _rng(6).standard_normal(shape)
+    (h,) = autograd.grad((g * v).sum(), x)
+    (th,) = torch.autograd.grad((tg * torch.tensor(v)).sum(), tx)
+    np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_logsumexp_saves_torch_tensors_and_the_softmax_and_checks_versions():
+    x = Tensor(_rng(7).standard_normal((3, 4)), requires_grad=True)
+    y = x * 1.0
+    out = E.logsumexp(y, axis=1)
+    assert list(out.grad_fn.saved) == ["self", "softmax", "result"]
+    np.testing.assert_allclose(out.grad_fn.saved["softmax"].data.sum(1), 1.0, rtol=1e-15)
+    with E.no_grad():
+        y += 1.0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.sum().backward()
+
+
+def test_logsumexp_without_grad_saves_nothing():
+    out = E.logsumexp(Tensor(np.ones(5)), axis=0)
+    assert out.grad_fn is None
+
+
+@pytest.mark.parametrize("shape, key", [
+    ((6, 5), [0, 2, 2, -1, 5, 0]),              # few columns: one bincount per column
+    ((6, 3, 4), [1, 1, -6, 4]),                 # many columns: one bincount over pairs
+    ((7,), [6, 0, 0]),                          # a vector: elements
+    ((4, 2), np.zeros(0, dtype=np.int64)),      # nothing gathered
+], ids=["few-columns", "many-columns", "vector", "empty"])
+def test_row_gather_value_and_gradient_match_add_at(shape, key):
+    a = _rng(8).standard_normal(shape)
+    idx = np.asarray(key, dtype=np.int64)
+    x = Tensor(a, requires_grad=True)
+    y = x[idx]
+    np.testing.assert_array_equal(y.data, a[idx])
+    w = _rng(9).standard_normal(y.shape)
+    (y * w).sum().backward()
+    expected = np.zeros(shape)
+    np.add.at(expected, idx, w)
+    np.testing.assert_allclose(x.grad.data, expected, rtol=1e-14, atol=1e-15)
+    assert x.grad.data.flags.c_contiguous
+
+
+def test_row_gather_out_of_range_is_an_index_error():
+    x = Tensor(np.ones((3, 2)), requires_grad=True)
+    with pytest.raises(IndexError):
+        x[np.array([0, 3])]
+
+
+def test_scatter_rows_float32_keeps_dtype():
+    g = _rng(10).standard_normal((5, 3)).astype(np.float32)
+    out = dual.index_add_array(g, np.array([0, 1, 1, 3, 0]), (4, 3), True)
+    assert out.dtype == np.float32 and out.shape == (4, 3)
+    np.testing.assert_allclose(out[1], g[1] + g[2], rtol=1e-6)
+
+
+def test_basic_index_with_ellipsis_alone_is_a_view():
+    x = Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    y = x[...]
+    assert y.grad_fn.name() == "IndexBackward0"
+    np.testing.assert_array_equal(y.data, x.data)
+    (y * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, np.full((2, 3), 2.0))
+
+
+@pytest.mark.parametrize("op", ["max", "min"])
+@pytest.mark.parametrize("shape", [(reduction._FEW * 64, 5), (3, 4), (40, reduction._FEW + 1)], ids=str)
+def test_max_min_over_last_axis_value_and_gradient_with_and_without_ties(op, shape):
+    a = _rng(11).standard_normal(shape)
+    tied = a.copy()
+    tied[0, :2] = tied[0].max() + 1 if op == "max" else tied[0].min() - 1   # a tie in row 0
+    for data in (a, tied):
+        x = Tensor(data, requires_grad=True)
+        out = getattr(E, op)(x, axis=-1)
+        np.testing.assert_array_equal(out.data, getattr(data, op)(-1))
+        w = _rng(12).standard_normal(out.shape)
+        (out * w).sum().backward()
+        hit = data == getattr(data, op)(-1, keepdims=True)
+        expected = hit / hit.sum(-1, keepdims=True) * w[:, None]
+        np.testing.assert_allclose(x.grad.data, expected, rtol=1e-15)
+    assert x.grad.data[0, 0] == x.grad.data[0, 1] == w[0] / 2
+
+
+def test_max_over_short_axis_propagates_nan():
+    a = _rng(13).standard_normal((reduction._FEW * 64, 4))
+    a[3, 2] = np.nan
+    x = Tensor(a, requires_grad=True)
+    with np.errstate(invalid="ignore"):   # the NaN row's share is 0/0, as before
+        out = E.max(x, axis=1)
+    assert np.isnan(out.data[3]) and not np.isnan(np.delete(out.data, 3)).any()
+    assert np.isnan(E.logsumexp(Tensor(a), axis=1).data[3])
+
+
+BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (1, 10, 10)),
+              ((2, 1, 3), (4, 3)), ((300, 1, 8), (300, 100, 8)), ((64, 1, 1, 8), (64, 8)),
+              ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1))]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_broadcast_arithmetic_matches_numpy_operators_and_gradients(op, a_shape, b_shape):
+    import operator
+    a = _rng(14).standard_normal(a_shape)
+    b = _rng(15).uniform(0.5, 2.0, b_shape)
+    ref = getattr(operator, op if op != "div" else "truediv")(a, b)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    out = getattr(E, op)(x, y)
+    np.testing.assert_array_equal(out.data, ref)
+    w = _rng(16).standard_normal(ref.shape)
+    (out * w).sum().backward()
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    (getattr(torch, op)(tx, ty) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_broadcast_arithmetic_keeps_dtype_promotion_and_errors():
+    a32 = np.ones((300, 1, 8), np.float32)
+    assert E.sub(Tensor(a32), Tensor(np.ones((100, 8)))).dtype == np.float64
+    assert E.sub(Tensor(a32), Tensor(np.ones((100, 8), np.float32))).dtype == np.float32
+    with pytest.raises(ValueError, match="broadcast"):
+        E.sub(Tensor(np.ones((300, 2, 8))), Tensor(np.ones((100, 8))))
