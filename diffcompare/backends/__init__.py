@@ -123,21 +123,9 @@ def checked_product(backend: Backend, prepared: Prepared, inputs, product: str,
     problem = prepared.problem
     with _as_backend_error(problem, backend, product):
         values = backend.product(prepared, inputs, product)
-    if not isinstance(values, tuple) or len(values) != len(problem.wrt):
-        raise BackendError(problem.name, backend.name,
-                           f"{product}: expected {len(problem.wrt)} arrays (one per differentiated "
-                           f"argument), got {len(values) if isinstance(values, tuple) else type(values).__name__}.")
     lead = tuple(output_shape) if product == "jacobian" else ()
-    for i, v in zip(problem.wrt, values):
-        expected = lead + np.shape(inputs[i])
-        if np.shape(v) != expected:
-            raise BackendError(problem.name, backend.name,
-                               f"{product}: the array for argument {i} has shape {np.shape(v)}, "
-                               f"expected {expected}.")
-        if not np.all(np.isfinite(v)):
-            raise BackendError(problem.name, backend.name,
-                               f"{product}: the array for argument {i} is not finite ({_first_bad(v)}).")
-    return values
+    return _check_arrays(problem, backend, inputs, values, f"{product}: ", "arrays", "the array",
+                         lead, "")
 
 
 def checked_function(backend: Backend, prepared: Prepared, inputs):
@@ -156,20 +144,28 @@ def checked_function(backend: Backend, prepared: Prepared, inputs):
 
 
 def check_gradients(problem, backend, inputs, grads) -> tuple:
-    if not isinstance(grads, tuple) or len(grads) != len(problem.wrt):
+    return _check_arrays(problem, backend, inputs, grads, "", "gradient arrays", "the gradient", (),
+                         " (the argument's shape)")
+
+
+def _check_arrays(problem, backend, inputs, values, prefix, plural, each, lead, why_shape) -> tuple:
+    """One finite array per differentiated argument, shaped ``lead + arg.shape``; else a
+    ``BackendError`` saying which (``prefix``/``plural``/``each`` word the message)."""
+    if not isinstance(values, tuple) or len(values) != len(problem.wrt):
+        got = len(values) if isinstance(values, tuple) else type(values).__name__
         raise BackendError(problem.name, backend.name,
-                           f"expected {len(problem.wrt)} gradient arrays (one per differentiated "
-                           f"argument), got {len(grads) if isinstance(grads, tuple) else type(grads).__name__}.")
-    for i, g in zip(problem.wrt, grads):
-        expected = np.shape(inputs[i])
-        if np.shape(g) != expected:
+                           f"{prefix}expected {len(problem.wrt)} {plural} (one per differentiated "
+                           f"argument), got {got}.")
+    for i, v in zip(problem.wrt, values):
+        expected = tuple(lead) + np.shape(inputs[i])
+        if np.shape(v) != expected:
             raise BackendError(problem.name, backend.name,
-                               f"the gradient for argument {i} has shape {np.shape(g)}, "
-                               f"expected {expected} (the argument's shape).")
-        if not np.all(np.isfinite(g)):
+                               f"{prefix}{each} for argument {i} has shape {np.shape(v)}, "
+                               f"expected {expected}{why_shape}.")
+        if not np.all(np.isfinite(v)):
             raise BackendError(problem.name, backend.name,
-                               f"the gradient for argument {i} is not finite ({_first_bad(g)}).")
-    return grads
+                               f"{prefix}{each} for argument {i} is not finite ({_first_bad(v)}).")
+    return values
 
 
 def _first_bad(a) -> str:

@@ -148,11 +148,19 @@ class Backend:
         ``{"generated_code": 5120}``); ``{}`` when it keeps nothing beyond the inputs."""
         return {}
 
+    #: declared limits of the derivative products: ``{product: (max_scalars, why)}``, refused
+    #: past ``max_scalars`` (the Jacobian's entries, the Hessian diagonal's inputs) because
+    #: ``why``: the cost that grows with them, measured (see :func:`product_limit`)
+    product_limits: dict = {}
+
     def supports_product(self, problem, product: str, inputs) -> Support:
         """Whether this backend computes derivative ``product`` of ``problem`` at ``inputs``
-        (a ``timed_<product>`` method, and within the backend's declared limits)."""
+        (a ``timed_<product>`` method, and within its ``product_limits``)."""
         if getattr(self, f"timed_{product}", None) is None:
             return Support(False, f"{self.name} has no {product} method")
+        if product in self.product_limits:
+            max_scalars, why = self.product_limits[product]
+            return product_limit(problem, product, inputs, max_scalars, why)
         return SUPPORTED
 
     def timed_product(self, prepared: Prepared, inputs, product: str):

@@ -5,14 +5,14 @@ Derivative products, as an engine user writes them: the ``jacobian`` is
 graph retained); the ``hessian_diagonal`` differentiates the gradient again
 (``create_graph=True``): one reverse pass through the gradient's graph per input element,
 keeping the diagonal entry of each Hessian row.  Both pay per element, so each has a
-declared limit (``max_jacobian_entries``, ``max_hessian_inputs``).
+declared limit (``product_limits``).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..engine import Tensor, array_api, autograd, functional, no_grad
-from .base import Backend, Prepared, as_float64_arrays, product_limit
+from .base import Backend, Prepared, as_float64_arrays
 
 
 def substitute(problem, inputs, wrt_values):
@@ -27,20 +27,11 @@ class EngineBackend(Backend):
     name = "engine"
     family = "engine"
     mode = "reverse"
-    #: declared limits of the derivative products (each pays one reverse pass per element)
-    max_jacobian_entries = 1_000_000
-    max_hessian_inputs = 4_096
-
-    def supports_product(self, problem, product, inputs):
-        support = super().supports_product(problem, product, inputs)
-        if not support:
-            return support
-        if product == "jacobian":
-            return product_limit(problem, product, inputs, self.max_jacobian_entries,
-                                 "one reverse pass per output element: about 8 s a call at 2.3 M "
-                                 "entries (bundle adjustment, 8 cameras) on one core")
-        return product_limit(problem, product, inputs, self.max_hessian_inputs,
-                             "one reverse pass through the gradient's graph per input element")
+    product_limits = {
+        "jacobian": (1_000_000, "one reverse pass per output element: about 8 s a call at 2.3 M "
+                                "entries (bundle adjustment, 8 cameras) on one core"),
+        "hessian_diagonal": (4_096, "one reverse pass through the gradient's graph per input "
+                                    "element")}
 
     def timed_jacobian(self, prepared, inputs):
         """``functional.jacobian``: per differentiated argument, shape out.shape + arg.shape."""

@@ -57,7 +57,7 @@ vector); ``vjp`` contracts each column with the cotangent, ``g_i = sum_j c_j J_j
 
 Derivative products.  ``fd-forward`` and ``fd-central`` give a vector output's whole
 ``jacobian`` from the same evaluations as a VJP (each perturbed evaluation is a column,
-stored densely: at most ``max_jacobian_entries``); ``fd-central`` gives a scalar function's
+stored densely: at most ``product_limits``' entries); ``fd-central`` gives a scalar function's
 ``hessian_diagonal`` by second differences, ``(f(x + h e_i) - 2 f(x) + f(x - h e_i)) / h²``
 with ``h = eps^(1/4) max(1, |x_i|)`` (truncation ``O(h²)`` against rounding ``eps |f| / h²``),
 2n + 1 evaluations.
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SUPPORTED, Backend, Prepared, Support, product_limit
+from .base import SUPPORTED, Backend, Prepared, Support
 
 _REAL = {"float64": np.float64, "float32": np.float32}
 _COMPLEX = {np.float64: np.complex128, np.float32: np.complex64}
@@ -154,14 +154,8 @@ class FiniteDifference(Backend):
     def default_step(self, eps: float) -> float:
         raise NotImplementedError
 
-    max_jacobian_entries = 4_000_000
-
-    def supports_product(self, problem, product, inputs) -> Support:
-        support = super().supports_product(problem, product, inputs)
-        if support and product == "jacobian":
-            return product_limit(problem, product, inputs, self.max_jacobian_entries,
-                                 "each perturbed evaluation is a column, stored densely")
-        return support
+    product_limits = {"jacobian": (4_000_000, "each perturbed evaluation is a column, "
+                                              "stored densely")}
 
     def _jacobian(self, prepared, inputs, central: bool) -> tuple:
         """The Jacobian's columns from perturbed evaluations: forward (n + 1) or central (2n)."""

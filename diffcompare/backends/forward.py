@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from ..engine import functional
-from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays, product_limit
+from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
 from .engine import EngineBackend
 from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT
 
@@ -194,19 +194,15 @@ class JaxJacfwdBackend(Backend):
         call, finish = self._timed(prepared, inputs, cotangent)
         return finish(call())
 
-    def supports_product(self, problem, product, inputs) -> Support:
-        support = super().supports_product(problem, product, inputs)
-        if not support:
-            return support
-        return product_limit(problem, product, inputs, 4_000_000,
-                             "jacfwd batches one JVP per input, memory grows with the entries")
+    product_limits = {"jacobian": (4_000_000, "jacfwd batches one JVP per input, memory grows "
+                                              "with the entries")}
 
     def timed_jacobian(self, prepared, inputs):
         """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
         (``info["jacobian_compile_seconds"]``)."""
         from .jax_backend import _ready, x64_scope
 
-        state, problem = prepared.state, prepared.problem
+        state = prepared.state
         jax = state["jax"]
         with x64_scope(jax, state["x64"]):
             wrt, others = self._split(prepared, inputs)

@@ -25,8 +25,7 @@ differentiated.  Hessian-vector products are forward-over-reverse,
   phase stays the gradient's: the ``jacobian`` is ``jax.jacrev`` (the VJPs of the output's
   unit cotangents, vmapped), the ``hessian_diagonal`` the diagonal of forward-over-reverse
   HVPs ``jax.jvp(jax.grad(f), x, e_i)`` vmapped over the unit vectors ``e_i``; both batch
-  every element in one program (memory grows with it: ``max_jacobian_entries``,
-  ``max_hessian_inputs``).
+  every element in one program (memory grows with it: ``product_limits``).
 - ``jax-eager``: no ``jit``.  Every call runs the Python function again and JAX
   dispatches it primitive by primitive (each primitive compiled once and cached).
   ``JaxEagerBackend(disable_jit=True)`` also runs the jitted insides of
@@ -57,8 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import (Backend, Prepared, Support, Unavailable, as_float64_arrays, compute_dtype,
-                   product_limit)
+from .base import Backend, Prepared, Support, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "jax is not installed: pip install 'diffcompare[jax]'"
 
@@ -282,13 +280,7 @@ def _make_functions(jax, calls: _Calls):
         return out
 
     def of_wrt(call_args):
-        """``value`` as a function of the differentiated arguments only."""
-        def f(*wrt_values):
-            args = list(call_args)
-            for p, w in zip(positions, wrt_values):
-                args[p] = w
-            return value(*args)
-        return f
+        return _of_wrt(value, positions, call_args)
 
     # made once: jax.grad inspects the function's signature each time it wraps one, which
     # in eager mode would be charged to every call
@@ -312,6 +304,17 @@ def _make_functions(jax, calls: _Calls):
     return value, gradient, vjp, hvp
 
 
+def _of_wrt(value, positions, call_args):
+    """``value`` as a function of the differentiated arguments only (at ``positions`` of
+    ``call_args``; the others fixed)."""
+    def f(*wrt_values):
+        args = list(call_args)
+        for p, w in zip(positions, wrt_values):
+            args[p] = w
+        return value(*args)
+    return f
+
+
 def _make_products(jax, calls: _Calls) -> dict:
     """The derivative products over the call arguments, by name (``problems.PRODUCTS``)."""
     from jax.flatten_util import ravel_pytree
@@ -322,12 +325,7 @@ def _make_products(jax, calls: _Calls) -> dict:
     argnums = tuple(range(len(positions)))
 
     def of_wrt(call_args):
-        def f(*wrt_values):
-            args = list(call_args)
-            for p, w in zip(positions, wrt_values):
-                args[p] = w
-            return value(*args)
-        return f
+        return _of_wrt(value, positions, call_args)
 
     def jacobian(*call_args):
         wrt_values = [call_args[p] for p in positions]
@@ -544,20 +542,9 @@ class _JaxBackend(Backend):
 
     # -- derivative products ---------------------------------------------------------
 
-    max_jacobian_entries = 4_000_000
-    jacobian_limit_why = "jacrev batches one VJP per output element, memory grows with them"
-    max_hessian_inputs = 4_096
-    hessian_limit_why = "one HVP per input element, batched: memory grows with them"
-
-    def supports_product(self, problem, product, inputs) -> Support:
-        support = super().supports_product(problem, product, inputs)
-        if not support:
-            return support
-        if product == "jacobian":
-            return product_limit(problem, product, inputs, self.max_jacobian_entries,
-                                 self.jacobian_limit_why)
-        return product_limit(problem, product, inputs, self.max_hessian_inputs,
-                             self.hessian_limit_why)
+    product_limits = {
+        "jacobian": (4_000_000, "jacrev batches one VJP per output element, memory grows with them"),
+        "hessian_diagonal": (4_096, "one HVP per input element, batched: memory grows with them")}
 
     def _timed_product(self, prepared, inputs, product):
         state = prepared.state
@@ -688,12 +675,11 @@ class JaxEagerBackend(_JaxBackend):
 
     name = "jax-eager"
     jit = False
-    max_jacobian_entries = 500_000
-    jacobian_limit_why = ("eager jacrev dispatches the batched VJPs op by op: about 10 s a call at "
-                          "2.3 M entries (bundle adjustment, 8 cameras) on one core")
-    max_hessian_inputs = 256
-    hessian_limit_why = ("eager vmapped HVPs keep every intermediate per input: about 1 s and "
-                         "200 MB a call at 256 inputs (k-means, k = 32)")
+    product_limits = {
+        "jacobian": (500_000, "eager jacrev dispatches the batched VJPs op by op: about 10 s a "
+                              "call at 2.3 M entries (bundle adjustment, 8 cameras) on one core"),
+        "hessian_diagonal": (256, "eager vmapped HVPs keep every intermediate per input: about "
+                                  "1 s and 200 MB a call at 256 inputs (k-means, k = 32)")}
 
     def __init__(self, device: str | None = None, disable_jit: bool = False):
         """``disable_jit=True`` runs inside ``jax.disable_jit()``, so the jitted helpers

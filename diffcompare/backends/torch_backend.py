@@ -13,8 +13,8 @@ bare loop of torch would; the copy back to NumPy comes after.  Derivative produc
 ``torch.func``, as a torch user computes them: the ``jacobian`` is ``torch.func.jacrev``
 (the VJPs of the output's unit cotangents, vmapped), the ``hessian_diagonal`` the diagonal
 of forward-over-reverse HVPs (``torch.func.jvp`` of ``torch.func.grad``) vmapped over the
-unit vectors; both batch every element (declared limits ``max_jacobian_entries``,
-``max_hessian_inputs``).  Thread count is left to the caller
+unit vectors; both batch every element (declared limits:
+``product_limits``).  Thread count is left to the caller
 (``torch.set_num_threads``; the runner sets one); ``prepared.info`` records it.
 
 The module imports without torch; ``available()`` says how to install it (and
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import Backend, Prepared, Unavailable, as_float64_arrays, compute_dtype, product_limit
+from .base import Backend, Prepared, Unavailable, as_float64_arrays, compute_dtype
 
 INSTALL_HINT = "torch is not installed: pip install torch==2.13.0 (the CPU build)"
 COMPAT_HINT = ("array-api-compat >= 1.14 is not installed (the torch namespace is built on it): "
@@ -173,19 +173,11 @@ class TorchBackend(Backend):
 
     # -- derivative products (torch.func) -----------------------------------------------
 
-    max_jacobian_entries = 4_000_000
-    max_hessian_inputs = 256
-
-    def supports_product(self, problem, product, inputs):
-        support = super().supports_product(problem, product, inputs)
-        if not support:
-            return support
-        if product == "jacobian":
-            return product_limit(problem, product, inputs, self.max_jacobian_entries,
-                                 "jacrev batches one VJP per output element, memory grows with them")
-        return product_limit(problem, product, inputs, self.max_hessian_inputs,
-                             "one HVP per input element, vmapped, each with its own copy of the "
-                             "intermediates: 3 GB and 27 s a call at 1,024 inputs (k-means, k = 128)")
+    product_limits = {
+        "jacobian": (4_000_000, "jacrev batches one VJP per output element, memory grows with them"),
+        "hessian_diagonal": (256, "one HVP per input element, vmapped, each with its own copy of "
+                                  "the intermediates: 3 GB and 27 s a call at 1,024 inputs "
+                                  "(k-means, k = 128)")}
 
     def _of_wrt(self, prepared, inputs):
         """The function of the differentiated tensors alone, and their values."""

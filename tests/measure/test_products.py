@@ -124,7 +124,7 @@ def test_backends_without_a_product_say_so_and_limits_name_the_count():
     reason = backends.get("fd-forward").supports_product(p, "hessian_diagonal", inputs).reason
     assert reason == "fd-forward has no hessian_diagonal method"
     engine = backends.get("engine")
-    engine.max_hessian_inputs = 10
+    engine.product_limits = {**engine.product_limits, "hessian_diagonal": (10, "a test's limit")}
     support = engine.supports_product(p, "hessian_diagonal", inputs)
     assert not support and "16 differentiated scalars > 10" in support.reason
 
