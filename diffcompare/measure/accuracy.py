@@ -11,7 +11,8 @@ redefined problem is not served a stale reference.  The route uses none of the
 methods it judges.
 
 Where it is infeasible (a DAG over ``MAX_DAG_EDGES`` edges, more than
-``SYMBOLIC_LIMIT`` inputs, or a function SymPy cannot express), the reference
+``SYMBOLIC_LIMIT`` inputs, a function SymPy cannot express, or one whose expansion alone
+takes over ``SYMBOLIC_BUDGET_S`` seconds -- a (1024, 512) matrix product), the reference
 is the float64 gradient of the exact methods that agree (the engine, JAX and
 PyTorch when installed): its label names them and says they are its members,
 and ``agreement_members(label)`` gives them, so a ranking leaves them out
@@ -29,11 +30,14 @@ Errors, maximum over elements:
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import pathlib
+import signal
+import threading
 
 import mpmath
 import numpy as np
@@ -43,6 +47,8 @@ SYMBOLIC_LIMIT = 100_000   # differentiated scalars above which no symbolic refe
 MAX_DAG_EDGES = 12_000     # edges of the function's expression DAG, likewise (~1-2 ms each to
                            # build, differentiate and print: a reference within ~20 s, cached;
                            # rosenbrock at n = 1000 is about 10,000 edges)
+SYMBOLIC_BUDGET_S = 30.0   # seconds the symbolic reference may take (building the expression
+                           # comes before the DAG check) before the agreement one is used
 CACHE_VERSION = 3          # bump when the way references are made changes: old entries are ignored
 SYMBOLIC_LABEL = f"sympy-reverse-exact@{DIGITS}digits"
 AGREEMENT_LABEL = "float64 agreement of exact methods"
@@ -76,13 +82,38 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
     n = sum(np.size(inputs[i]) for i in problem.wrt)
     if n <= SYMBOLIC_LIMIT and _symbolic_supports(problem):
         try:
-            reference = symbolic_reference(problem, inputs, cotangent)
-        except (NotImplementedError, TypeError, ValueError, ZeroDivisionError):
+            with _time_budget(SYMBOLIC_BUDGET_S):
+                reference = symbolic_reference(problem, inputs, cotangent)
+        except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, _OverBudget):
             reference = None
     if reference is None:
         reference = agreement_reference(problem, inputs, cotangent)
     _save(path, reference)
     return reference
+
+
+class _OverBudget(Exception):
+    """The symbolic reference ran past ``SYMBOLIC_BUDGET_S``."""
+
+
+@contextlib.contextmanager
+def _time_budget(seconds: float):
+    """Raise ``_OverBudget`` inside the block after ``seconds`` (a SIGALRM timer: POSIX, in
+    the main thread, as in the runner's workers; elsewhere the block runs unlimited)."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum, frame):
+        raise _OverBudget()
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 def _symbolic_supports(problem) -> bool:

@@ -4,7 +4,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from diffcompare import problems
+from diffcompare import backends, problems
 from diffcompare.measure import accuracy
 
 
@@ -64,6 +64,18 @@ def test_fallback_reference_says_which_methods_it_used(tmp_path, monkeypatch):
     p = problems.get("rosenbrock")
     ref = accuracy.reference_gradient(p, 4, 0, cache_dir=tmp_path)
     assert ref.label.startswith(accuracy.AGREEMENT_LABEL) and "engine" in ref.label and ref.digits < 30
+
+
+def test_a_symbolic_reference_past_its_time_budget_falls_back_to_agreement(tmp_path, monkeypatch):
+    """Building the expression comes before the DAG-size check: a (2n, n) matrix product at
+    n = 512 took minutes there, so each cell of its group timed out. Past the budget the
+    agreement reference is used instead."""
+    monkeypatch.setattr(accuracy, "SYMBOLIC_BUDGET_S", 0.01)
+    p = problems.get("linear_least_squares")
+    ref = accuracy.reference_gradient(p, 64, 0, cache_dir=tmp_path)     # ~10 s symbolically
+    assert ref.label.startswith(accuracy.AGREEMENT_LABEL) and ref.digits < 30
+    (want,) = backends.compute_gradient(backends.get("manual"), p, p.inputs(64, 0))
+    np.testing.assert_allclose(np.asarray(ref.values[0], dtype=np.float64), want, rtol=1e-12)
 
 
 def test_errors_rel_and_rho():
