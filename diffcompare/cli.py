@@ -137,7 +137,8 @@ def _capabilities_text(table, width: int = 100) -> str:
 
     letters = dict(zip(table.index, string.ascii_lowercase + string.ascii_uppercase))
     legend = "  ".join(f"{letters[b]}={b}" for b in table.index)
-    lines = textwrap.wrap("backends: " + legend, width, subsequent_indent="    ")
+    lines = textwrap.wrap("backends: " + legend, width, subsequent_indent="    ",
+                          break_on_hyphens=False)
     name_w = max(len(str(p)) for p in table.columns) + 2
     lines.append("")
     lines.append("problem".ljust(name_w) + "".join(f"{letters[b]:>4}" for b in table.index))

@@ -79,6 +79,9 @@ def test_list_capabilities_fits_100_columns_with_footnotes(capsys):
     out = capsys.readouterr().out
     lines = out.splitlines()
     assert max(len(line) for line in lines) <= 100
+    legend = " ".join(lines[:lines.index("")]).split()          # the letters' legend, names whole
+    from diffcompare import backends
+    assert {f"{chr(ord('a') + i)}={b}" for i, b in enumerate(backends.names())} <= set(legend)
     rows = {line.split()[0]: line.split()[1:] for line in lines
             if line and line.split()[0] in {p.name for p in problems.all_problems()}}
     assert rows["rosenbrock"][0] == "ok" and len(rows) == len(problems.all_problems())
