@@ -31,12 +31,14 @@ _MIN_RESULT = 16384
 def binary(ufunc, x, y):
     """``ufunc(x, y)`` for ``np.add``/``subtract``/``multiply``/``true_divide``, written as
     the operator (``x - y``); a large broadcast over a short run repeats first."""
-    if (x.shape != y.shape and type(x) is np.ndarray and type(y) is np.ndarray
-            and max(x.size, y.size) >= _MIN_OPERAND):
-        out = _repeated(ufunc, x, y)
-        if out is not None:
-            return out
-    return _OPERATOR[ufunc](x, y)
+    # on every binary op's path: arrays go straight to the ufunc (what the operator calls)
+    if type(x) is np.ndarray and type(y) is np.ndarray:
+        if x.shape != y.shape and (x.size >= _MIN_OPERAND or y.size >= _MIN_OPERAND):
+            out = _repeated(ufunc, x, y)
+            if out is not None:
+                return out
+        return ufunc(x, y)
+    return _OPERATOR[ufunc](x, y)     # numbers, traced values: the operator itself
 
 
 def _repeated(ufunc, x, y):
