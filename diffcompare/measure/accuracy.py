@@ -38,6 +38,7 @@ import os
 import pathlib
 import signal
 import threading
+import time
 
 import mpmath
 import numpy as np
@@ -107,13 +108,16 @@ def _time_budget(seconds: float):
     def expire(signum, frame):
         raise _OverBudget()
 
+    start = time.monotonic()
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if outer:      # a caller's own timer keeps running, less the time spent here
+            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
 
 
 def _symbolic_supports(problem) -> bool:

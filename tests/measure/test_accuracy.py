@@ -78,6 +78,25 @@ def test_a_symbolic_reference_past_its_time_budget_falls_back_to_agreement(tmp_p
     np.testing.assert_allclose(np.asarray(ref.values[0], dtype=np.float64), want, rtol=1e-12)
 
 
+def test_the_time_budget_leaves_a_callers_own_timer_running():
+    import signal
+    import time
+
+    fired = []
+    previous = signal.signal(signal.SIGALRM, lambda *_: fired.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with accuracy._time_budget(60):
+            pass
+        deadline = time.monotonic() + 30
+        while not fired and time.monotonic() < deadline:
+            time.sleep(0.01)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert fired
+
+
 def test_errors_rel_and_rho():
     e = accuracy.errors((np.array([1.0, 100.0 + 1e-10]),), (np.array([1.0, 100.0]),))
     assert e["rel"] == pytest.approx(1e-12, rel=1e-3)
