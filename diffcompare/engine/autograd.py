@@ -234,6 +234,8 @@ def _execute(roots, retain_graph, create_graph, captures):
     prev_mode = state.enabled
     state.enabled = create_graph
     pop_buffer = buffers.pop
+    get_buffer = buffers.get
+    release = not retain_graph
     try:
         while heap:
             node = heappop(heap)[1]
@@ -253,22 +255,27 @@ def _execute(roots, retain_graph, create_graph, captures):
                 continue
             if node._released:
                 raise RuntimeError(FREED_MESSAGE)
-            node._as_tensor = create_graph   # saved tensors unpack as Tensors for create_graph
+            if node._as_tensor is not create_graph:   # unpack saved tensors as Tensors
+                node._as_tensor = create_graph
             input_grads = node.backward(*grads)
             if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
             elif node._input_shapes is not None:
                 input_grads = _sum_back(node, input_grads)
-            if not retain_graph and node._saved is not None:
-                node.release()
+            if release and node._saved is not None:
+                node._saved = None      # Function.release, on the hot path
+                node._released = True
             for (nxt, nr), g in zip(node.next_functions, input_grads):
                 if g is None or nxt is None or (needed is not None and nxt not in needed):
                     continue
-                buf = buffers.get(nxt)
+                buf = get_buffer(nxt)
                 if buf is None:
-                    buf = buffers[nxt] = [None] * nxt.num_outputs
+                    if nxt.num_outputs == 1:
+                        buffers[nxt] = [g]
+                    else:
+                        buf = buffers[nxt] = [None] * nxt.num_outputs
+                        buf[nr] = g
                     heappush(heap, (-nxt.sequence_nr, nxt))
-                    buf[nr] = g
                 else:
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
             # Drop our references so AccumulateGrad can tell an array nobody else holds.

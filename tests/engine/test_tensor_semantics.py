@@ -705,21 +705,24 @@ def test_grad_arrays_are_never_shared_with_other_leaves_or_the_callers_gradient(
 
 
 def test_a_fresh_gradient_array_is_reused_not_copied():
-    from diffcompare.engine import function
+    from diffcompare.engine.ops import elementwise
 
-    seen = []
-    original = function.AccumulateGrad.accumulate
+    made = []
+    original = elementwise.Mul.backward
 
-    def spy(self, grad, create_graph, _unshared=False):
-        seen.append((grad, _unshared))
-        return original(self, grad, create_graph, _unshared)
+    def spy(self, g):
+        grads = original(self, g)
+        made.append(grads[0].ctypes.data)   # its memory's address: holding it would share it
+        return grads
 
-    function.AccumulateGrad.accumulate = spy
+    elementwise.Mul.backward = spy
     try:
         w = Tensor([1.0, 2.0], requires_grad=True)
         (w * 3).sum().backward()           # MulBackward0 makes a new array for w
     finally:
-        function.AccumulateGrad.accumulate = original
-    (grad, unshared), = seen
-    assert unshared and w.grad.data is grad
+        elementwise.Mul.backward = original
+    (address,) = made
+    # nothing else held that array, so .grad is it (a copy, made while it was alive,
+    # would have another address)
+    assert w.grad.data.ctypes.data == address
     np.testing.assert_array_equal(w.grad.data, [3.0, 3.0])
