@@ -77,29 +77,25 @@ class Node:
 
 
 class SavedTensor:
-    """A tensor saved for backward, with the version it had when saved.
+    """A tensor saved for backward, with the version it had when saved (``node.saved``).
 
-    Unpacking checks the version: if the tensor was modified in place since,
-    the gradient formula would use the wrong values, so backward fails with a
-    message naming the node, the shape and both versions.
+    A node keeps each saved tensor as a plain tuple ``(tensor, data, version,
+    counter)`` (see ``Function.save_for_backward``); this is the readable view of
+    one, for graph tools.  Unpacking checks the version: if the tensor was modified
+    in place since, the gradient formula would use the wrong values, so backward
+    fails with a message naming the node, the shape and both versions.
     """
 
-    __slots__ = ("tensor", "data", "version", "is_output", "_node", "_vc")
+    __slots__ = ("tensor", "data", "version", "_vc", "_node")
 
-    def __init__(self, tensor, node, is_output=False):
-        self.data = tensor.data
+    def __init__(self, node, entry):
         self._node = node
-        self.is_output = is_output
-        if is_output:
-            # A node's own output is not kept as a Tensor (that would be a
-            # reference cycle output -> grad_fn -> output); it is rebuilt on unpack.
-            self.tensor = None
-            self._vc = tensor._vc_or_new()
-            self.version = self._vc.value
-        else:
-            self.tensor = tensor
-            self._vc = None
-            self.version = 0 if tensor._vc is None else tensor._vc.value
+        self.tensor, self.data, self.version, self._vc = entry
+
+    @property
+    def is_output(self) -> bool:
+        """The node's own output (kept as data and version counter, not as a Tensor)."""
+        return self.tensor is None
 
     @property
     def shape(self):
@@ -114,25 +110,46 @@ class SavedTensor:
         return self.data.nbytes
 
     def unpack(self, as_tensor: bool):
-        if self.is_output:
-            current = self._vc.value
-        else:
-            vc = self.tensor._vc
-            current = 0 if vc is None else vc.value
-        if current != self.version:
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified "
-                f"by an inplace operation: the {self.dtype} tensor of shape "
-                f"{tuple(self.shape)} saved by {self._node.name()} is at version "
-                f"{current}; expected version {self.version} instead. Hint: do not modify "
-                "it in place before backward (write x = x + 1 instead of x += 1), or "
-                "save a copy with x.clone() before using it."
-            )
-        if not as_tensor:
-            return self.data
-        if self.is_output:
-            return Tensor._make(self.data, grad_fn=self._node, vc=self._vc)
-        return self.tensor
+        return _unpack(self._node, (self.tensor, self.data, self.version, self._vc), as_tensor)
+
+
+def _saved_input(tensor) -> tuple:
+    """The saved-tensor entry of an input: the tensor, its array and its version now."""
+    vc = tensor._vc
+    return (tensor, tensor.data, 0 if vc is None else vc.value, None)
+
+
+def _saved_output(tensor) -> tuple:
+    """The entry of a node's own output: not the Tensor (that would be a reference
+    cycle output -> grad_fn -> output) but its array and version counter; it is
+    rebuilt on unpack."""
+    vc = tensor._vc_or_new()
+    return (None, tensor.data, vc.value, vc)
+
+
+def _unpack(node, entry, as_tensor: bool):
+    """A saved entry's array (or Tensor, for create_graph), after checking its version."""
+    tensor, data, version, vc = entry
+    if tensor is not None:
+        vc = tensor._vc
+        current = 0 if vc is None else vc.value
+        if current != version:
+            raise _modified(node, data, current, version)
+        return tensor if as_tensor else data
+    if vc.value != version:
+        raise _modified(node, data, vc.value, version)
+    return Tensor._make(data, grad_fn=node, vc=vc) if as_tensor else data
+
+
+def _modified(node, data, current, version) -> RuntimeError:
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified "
+        f"by an inplace operation: the {data.dtype} tensor of shape "
+        f"{tuple(data.shape)} saved by {node.name()} is at version "
+        f"{current}; expected version {version} instead. Hint: do not modify "
+        "it in place before backward (write x = x + 1 instead of x += 1), or "
+        "save a copy with x.clone() before using it."
+    )
 
 
 class Function(Node):
@@ -151,7 +168,7 @@ class Function(Node):
     saves_result = False
     is_view = False
 
-    _saved = None          # dict name -> SavedTensor, or None when nothing saved
+    _saved = None          # dict name -> saved entry (see SavedTensor), or None
     _released = False
     _as_tensor = False     # set by the engine: unpack saved tensors as Tensors (create_graph)
     _input_shapes = None   # set for broadcasting ops whose inputs' shapes differ from the output
@@ -183,7 +200,7 @@ class Function(Node):
             saved = self._saved = {}
         for key, t in tensors.items():
             if t is not None:
-                saved[key] = SavedTensor(t, self)
+                saved[key] = _saved_input(t)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -193,17 +210,19 @@ class Function(Node):
         if self._saved is None:
             return ()
         as_tensor = self._as_tensor
-        return tuple([s.unpack(as_tensor) for s in self._saved.values()])
+        return tuple([_unpack(self, entry, as_tensor) for entry in self._saved.values()])
 
     def saved_value(self, name: str):
         """One saved tensor by name: an array, or a Tensor during a create_graph backward."""
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
-        return self._saved[name].unpack(self._as_tensor)
+        return _unpack(self, self._saved[name], self._as_tensor)
 
     @property
     def saved(self) -> dict:
-        return dict(self._saved) if self._saved and not self._released else {}
+        if not self._saved or self._released:
+            return {}
+        return {name: SavedTensor(self, entry) for name, entry in self._saved.items()}
 
     @property
     def released(self) -> bool:
@@ -219,7 +238,14 @@ class Function(Node):
     def apply(cls, *inputs, **params):
         """Run the op on Tensors ``inputs`` and record it if any input requires grad."""
         node = cls()
-        needs = tuple(map(_requires_grad_of, inputs)) if _grad_state.enabled else ()
+        if not _grad_state.enabled:
+            needs = ()
+        elif len(inputs) == 1:
+            needs = (inputs[0]._requires_grad,)
+        elif len(inputs) == 2:
+            needs = (inputs[0]._requires_grad, inputs[1]._requires_grad)
+        else:
+            needs = tuple(map(_requires_grad_of, inputs))
         recording = True in needs
         if recording:
             node.needs_input_grad = needs
@@ -231,8 +257,22 @@ class Function(Node):
                 return tuple([make(o, None, 0, vc) for o in out])
             return make(out, None, 0, vc)
 
-        node.next_functions = tuple(map(_edge_of, inputs))   # may create AccumulateGrads
-        node.sequence_nr = _next_sequence_nr()                # so after them
+        # the edges, written out for the one- and two-input ops of every hot path
+        # (a non-leaf input's edge is its (grad_fn, output_nr); a leaf's may create
+        # its AccumulateGrad, so before this node's number)
+        if len(inputs) == 1:
+            a = inputs[0]
+            fn = a.grad_fn
+            node.next_functions = ((fn, a.output_nr) if fn is not None else _edge_of(a),)
+        elif len(inputs) == 2:
+            a, b = inputs
+            fn = a.grad_fn
+            edge_a = (fn, a.output_nr) if fn is not None else _edge_of(a)
+            fn = b.grad_fn
+            node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None else _edge_of(b))
+        else:
+            node.next_functions = tuple(map(_edge_of, inputs))
+        node.sequence_nr = _next_sequence_nr()
         if type(out) is tuple:
             node.num_outputs = len(out)
             return tuple([make(o, node, i, vc) for i, o in enumerate(out)])
@@ -244,7 +284,7 @@ class Function(Node):
         if cls.saves_result:
             if node._saved is None:
                 node._saved = {}
-            node._saved["result"] = SavedTensor(result, node, is_output=True)
+            node._saved["result"] = _saved_output(result)
         return result
 
 
