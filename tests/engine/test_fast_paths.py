@@ -159,7 +159,8 @@ def test_max_over_short_axis_propagates_nan():
 
 BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (1, 10, 10)),
               ((2, 1, 3), (4, 3)), ((300, 1, 8), (300, 100, 8)), ((64, 1, 1, 8), (64, 8)),
-              ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1))]
+              ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1)),
+              ((64, 50), (50,)), ((50,), (64, 50)), ((400, 50), (50,)), ((3, 64, 50), (1, 50))]
 
 
 @pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
@@ -186,3 +187,39 @@ def test_broadcast_arithmetic_keeps_dtype_promotion_and_errors():
     assert E.sub(Tensor(a32), Tensor(np.ones((100, 8), np.float32))).dtype == np.float32
     with pytest.raises(ValueError, match="broadcast"):
         E.sub(Tensor(np.ones((300, 2, 8))), Tensor(np.ones((100, 8))))
+
+
+MATMUL_2D = [((1, 3), (3, 4)), ((64, 1), (1, 50)), ((64, 10), (10, 50)), ((50, 64), (64, 1)),
+             ((5, 7), (7, 5))]
+
+
+@pytest.mark.parametrize("a_shape, b_shape", MATMUL_2D, ids=str)
+def test_two_dimensional_matmul_by_dot_matches_torch(a_shape, b_shape):
+    a, b = _rng(20).standard_normal(a_shape), _rng(21).standard_normal(b_shape)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    out = x @ y
+    np.testing.assert_allclose(out.data, a @ b, rtol=1e-13, atol=1e-13)
+    w = _rng(22).standard_normal(out.shape)
+    (out * w).sum().backward()
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ((tx @ ty) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=1e-13, atol=1e-13)
+    (gx,) = autograd.grad((x @ y).sum(), x, create_graph=True)   # the same formula on Tensors
+    assert gx.grad_fn is not None
+    np.testing.assert_allclose(gx.data, np.ones(out.shape) @ b.T, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(), (1, 1), (64, 1), (3, 4, 5)], ids=str)
+def test_full_mean_and_sum_gradients_are_read_only_broadcasts_of_one_value(dtype, shape):
+    x = Tensor(np.ones(shape, dtype), requires_grad=True)
+    g_mean = autograd.grad(E.mean(x), x)[0].data
+    g_sum = autograd.grad(E.sum(x * 3), x)[0].data
+    assert g_mean.shape == g_sum.shape == shape and g_mean.dtype == g_sum.dtype == dtype
+    np.testing.assert_array_equal(g_mean, np.full(shape, 1 / max(1, int(np.prod(shape))), dtype))
+    np.testing.assert_array_equal(g_sum, np.full(shape, 3, dtype))
+    x.grad = None
+    E.mean(x).backward()
+    x.grad.zero_()                       # .grad is the leaf's own, writable copy
+    assert not x.grad.data.any()

@@ -61,7 +61,7 @@ def broadcast_to(x, shape: tuple):
 def broadcast_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
     """``np.broadcast_to``; a one-element ``x`` (a full reduction's gradient) is
     spread by zero strides directly, 6x faster than NumPy's Python-level wrapper."""
-    if x.size == 1 and type(x) is np.ndarray and x.ndim <= len(shape):
+    if x.size == 1 and x.ndim <= len(shape) and (type(x) is np.ndarray or isinstance(x, np.generic)):
         out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
         out.flags.writeable = False   # as np.broadcast_to: one memory location, many elements
         return out

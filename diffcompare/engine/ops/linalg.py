@@ -13,7 +13,7 @@ class Matmul(Function):
 
     def forward(self, a, b):
         try:
-            out = np.matmul(a.data, b.data)
+            out = _mm(a.data, b.data)
         except ValueError:
             raise ValueError(_mismatch_message(a.shape, b.shape)) from None
         self.shapes = (a.data.shape, b.data.shape)
@@ -25,8 +25,8 @@ class Matmul(Function):
         a_shape, b_shape = self.shapes
         need_a, need_b = self.needs_input_grad
         if len(a_shape) == 2 and len(b_shape) == 2:   # the common case, no reshaping
-            return (g @ self.saved_value("other").swapaxes(-1, -2) if need_a else None,
-                    self.saved_value("self").swapaxes(-1, -2) @ g if need_b else None)
+            return (_mm(g, self.saved_value("other").T) if need_a else None,
+                    _mm(self.saved_value("self").T, g) if need_b else None)
         # Promote vectors to matrices the way matmul does, so one formula serves all.
         a2_shape = (1,) + a_shape if len(a_shape) == 1 else a_shape
         b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
@@ -40,6 +40,14 @@ class Matmul(Function):
             a = self.saved_value("self").reshape(a2_shape)
             gb = dual.sum_to(a.swapaxes(-1, -2) @ g, b2_shape).reshape(b_shape)
         return ga, gb
+
+
+def _mm(a, b):
+    """``a @ b``; for two 2-D arrays ``ndarray.dot``, the same BLAS product without
+    ``matmul``'s dispatch (a (64, 1) @ (1, 50) product: 6.0 us, against 3.7 us)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
+        return a.dot(b)
+    return np.matmul(a, b) if type(a) is np.ndarray and type(b) is np.ndarray else a @ b
 
 
 def _mismatch_message(a_shape, b_shape) -> str:

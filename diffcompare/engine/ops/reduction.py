@@ -85,9 +85,16 @@ class _Reduction(Function):
 
     def _expand(self, g):
         """The output gradient broadcast back over the reduced axes."""
+        if type(g) in _ONE_ELEMENT_TYPES and g.size == 1:
+            # a full reduction's gradient (a NumPy scalar after `g / count`): spread by
+            # zero strides, no reshape needed
+            return dual.broadcast_to_array(g, self.in_shape)
         if not self.keepdims:
             g = g.reshape(self.keep_shape)
         return dual.broadcast_to(g, self.in_shape)
+
+
+_ONE_ELEMENT_TYPES = (np.ndarray, np.float64, np.float32, np.float16, np.longdouble)
 
 
 class Sum(_Reduction):
