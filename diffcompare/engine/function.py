@@ -249,7 +249,7 @@ class Function(Node):
         recording = True in needs
         if recording:
             node.needs_input_grad = needs
-        out = node.forward(*inputs, **params)
+        out = node.forward(*inputs, **params) if params else node.forward(*inputs)
         make = _make_tensor
         vc = inputs[0]._vc_or_new() if cls.is_view else None
         if not recording:
@@ -267,9 +267,11 @@ class Function(Node):
         elif len(inputs) == 2:
             a, b = inputs
             fn = a.grad_fn
-            edge_a = (fn, a.output_nr) if fn is not None else _edge_of(a)
+            edge_a = ((fn, a.output_nr) if fn is not None
+                      else _edge_of(a) if a._requires_grad else _NO_EDGE)
             fn = b.grad_fn
-            node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None else _edge_of(b))
+            node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None
+                                   else _edge_of(b) if b._requires_grad else _NO_EDGE)
         else:
             node.next_functions = tuple(map(_edge_of, inputs))
         node.sequence_nr = _next_sequence_nr()

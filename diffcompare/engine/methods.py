@@ -27,15 +27,17 @@ COMPARISONS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.gr
 
 
 def _binary(fn_cls, commutes):
+    apply = fn_cls.apply
+
     def forward(self, other):
-        return fn_cls.apply(self, other if type(other) is Tensor else _const(other, self))
+        return apply(self, other if type(other) is Tensor else _const(other, self))
 
     if commutes:   # `3 * a` is recorded as a.mul(3), as PyTorch does: the tensor first
         def reflected(self, other):
-            return fn_cls.apply(self, _const(other, self))
+            return apply(self, _const(other, self))
     else:
         def reflected(self, other):
-            return fn_cls.apply(_const(other, self), self)
+            return apply(_const(other, self), self)
 
     def in_place(self, other):
         return ops.inplace(self, fn_cls, other)
@@ -44,8 +46,10 @@ def _binary(fn_cls, commutes):
 
 
 def _unary(fn_cls):
+    apply = fn_cls.apply
+
     def method(self):
-        return fn_cls.apply(self)
+        return apply(self)
     return method
 
 
