@@ -20,8 +20,8 @@ def _rng(key):
 
 
 # a last axis short enough, and enough elements, for the matrix-vector route; and not
-BIG_SHORT = (reduction._LARGE // 4 + 3, 4)
-SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, reduction._SHORT_AXIS + 1)]
+BIG_SHORT = (dual._LARGE // 4 + 3, 4)
+SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, dual._SHORT_AXIS + 1)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -159,7 +159,10 @@ def test_max_over_short_axis_propagates_nan():
 
 BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (1, 10, 10)),
               ((2, 1, 3), (4, 3)), ((300, 1, 8), (300, 100, 8)), ((64, 1, 1, 8), (64, 8)),
-              ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1))]
+              ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1)),
+              # broadcast along a short last axis: one ufunc call per position of it
+              ((20000, 2), (20000, 1)), ((20000, 1), (1, 3)), ((4, 5000, 1), (5000, 2)),
+              ((20000, 4), (20000, 1))]
 
 
 @pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
@@ -186,3 +189,22 @@ def test_broadcast_arithmetic_keeps_dtype_promotion_and_errors():
     assert E.sub(Tensor(a32), Tensor(np.ones((100, 8), np.float32))).dtype == np.float32
     with pytest.raises(ValueError, match="broadcast"):
         E.sub(Tensor(np.ones((300, 2, 8))), Tensor(np.ones((100, 8))))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_short_last_axis_broadcast_of_strided_views_is_the_operator(op, dtype):
+    import operator
+    q = _rng(17).uniform(0.5, 2.0, (20000, 3)).astype(dtype)
+    q[5, 2], q[7, 0] = np.inf, np.nan
+    fn = getattr(operator, op if op != "div" else "truediv")
+    for a, b in ((q[:, 0:2], q[:, 2:3]), (q[:, 2:3], q[:, 0:2])):   # strided views, both orders
+        out = getattr(E, op)(Tensor(a), Tensor(b))
+        assert out.dtype == dtype and out.shape == (20000, 2)
+        np.testing.assert_array_equal(out.data, fn(a, b))
+
+
+def test_sum_to_over_a_short_last_axis_matches_numpy():
+    g = _rng(18).standard_normal((20000, 2))
+    np.testing.assert_allclose(dual.sum_to_array(g, (20000, 1)), g.sum(1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(dual.sum_to_array(g, (1,)), g.sum().reshape(1), rtol=1e-12)
