@@ -62,9 +62,22 @@ class _Reduction(Function):
             self.axes = axes = tuple(range(len(shape)))
             self.keep_shape = (1,) * len(shape)
             return axes
-        self.axes = axes = normalize_axes(axis, len(shape))
+        ndim = len(shape)
+        if type(axis) is int and -ndim <= axis < ndim:   # one axis (sum(x, axis=1)): no loops
+            ax = axis % ndim
+            self.axes = axes = (ax,)
+            self.keep_shape = shape[:ax] + (1,) + shape[ax + 1:]
+            return axes
+        self.axes = axes = normalize_axes(axis, ndim)
         self.keep_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
         return axes
+
+    def _drop_axes(self, out):
+        """A keepdims result without the reduced axes."""
+        shape, axes = self.in_shape, self.axes
+        if len(axes) == 1:
+            return out.reshape(shape[:axes[0]] + shape[axes[0] + 1:])
+        return out.reshape([n for i, n in enumerate(shape) if i not in axes])
 
     def _expand(self, g):
         """The output gradient broadcast back over the reduced axes."""
@@ -112,7 +125,7 @@ class _Extremum(_Reduction):
                 self.share = hit   # no ties (each maximum hit once): the mask is the share
             else:
                 self.share = hit / hit.sum(axis=axes, keepdims=True)
-        return out if keepdims else out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
+        return out if keepdims else self._drop_axes(out)
 
     def backward(self, g):
         share = self.share
@@ -152,14 +165,22 @@ class LogSumExp(_Reduction):
         x = a.data
         # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
         m = extreme_reduce(x, axes, np.maximum, initial=-np.inf)
-        m = np.where(np.isfinite(m), m, 0)
+        if type(m) is np.ndarray and math.isfinite(np.add.reduce(m, axis=None)):
+            # every max finite (a finite sum says so): exp(x - m) <= 1 with a 1 in each
+            # slice, so the sum is >= 1 and neither the log nor the division can warn
+            out = self._log_sum(x, m, axes)
+        else:   # an inf or nan max, or an empty axis: shift by 0 there, and log(0) = -inf
+            m = np.where(np.isfinite(m), m, 0)
+            with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 as exp(x - out) gives
+                out = self._log_sum(x, m, axes)
+        return out if self.keepdims else self._drop_axes(out)
+
+    def _log_sum(self, x, m, axes):
         e = _exp_in_place(x - m)
         total = add_reduce(e, axes, True)
-        with np.errstate(divide="ignore", invalid="ignore"):   # log(0); 0/0 as exp(x - out) gives
-            out = np.log(total) + m
-            if self.needs_input_grad and type(e) is np.ndarray:
-                self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
-        return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
+        if self.needs_input_grad and type(e) is np.ndarray:
+            self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
+        return np.log(total) + m
 
     def backward(self, g):
         if self._as_tensor:   # create_graph: recorded ops on the input and the result
