@@ -162,7 +162,7 @@ def index_add_array(g, key, shape, accumulate):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices summed if ``accumulate``)."""
     if accumulate and _is_row_gather(key, g, shape):
         return _scatter_rows(g, key, shape)
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = np.zeros(shape, dtype=g.dtype if type(g) is np.ndarray else np.result_type(g))
     if accumulate:
         np.add.at(out, key, g)
     else:
