@@ -208,3 +208,16 @@ def test_sum_to_over_a_short_last_axis_matches_numpy():
     g = _rng(18).standard_normal((20000, 2))
     np.testing.assert_allclose(dual.sum_to_array(g, (20000, 1)), g.sum(1, keepdims=True), rtol=1e-14)
     np.testing.assert_allclose(dual.sum_to_array(g, (1,)), g.sum().reshape(1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("b_shape", [(50, 8), (1, 8), (30, 1, 1)], ids=str)
+def test_sub_sums_a_broadcast_gradient_back_before_negating_it(b_shape):
+    a = _rng(19).standard_normal((30, 50, 8))
+    b = _rng(20).standard_normal(b_shape)
+    w = _rng(21).standard_normal((30, 50, 8))
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    (E.sub(x, y) * w).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, dual.sum_to_array(-w, b_shape))   # exactly
+    np.testing.assert_array_equal(x.grad.data, w)
+    (gy,) = autograd.grad((E.sub(x, y) * Tensor(w)).sum(), y, create_graph=True)   # recorded
+    np.testing.assert_array_equal(gy.data, y.grad.data)

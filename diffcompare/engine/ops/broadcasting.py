@@ -37,7 +37,9 @@ def binary(ufunc, x, y):
     the operator (``x - y``); a large broadcast over a short run repeats first."""
     # on every binary op's path: arrays go straight to the ufunc (what the operator calls)
     if type(x) is np.ndarray and type(y) is np.ndarray:
-        if x.shape != y.shape and (x.size >= _MIN_OPERAND or y.size >= _MIN_OPERAND):
+        # (a one-element operand is NumPy's fast scalar loop already)
+        if x.shape != y.shape and (x.size >= _MIN_OPERAND or y.size >= _MIN_OPERAND) and (
+                x.size != 1 and y.size != 1):
             out = _repeated(ufunc, x, y)
             if out is not None:
                 return out
@@ -47,7 +49,7 @@ def binary(ufunc, x, y):
 
 def _repeated(ufunc, x, y):
     try:
-        shape = np.broadcast_shapes(x.shape, y.shape)
+        shape = np.broadcast(x, y).shape   # (np.broadcast_shapes is 3x slower)
     except ValueError:
         return None   # the operator raises NumPy's own message
     if math.prod(shape) < _MIN_RESULT:

@@ -146,7 +146,14 @@ class Sub(Function):
         return binary(np.subtract, a.data, b.data)
 
     def backward(self, g):
-        return g, (-g if self.needs_input_grad[1] else None)
+        if not self.needs_input_grad[1]:
+            return g, None
+        shapes = self._input_shapes
+        if shapes is not None and shapes[1] != g.shape:
+            # b was broadcast: sum back to its shape first, then negate the fewer elements
+            # (-sum(g) is sum(-g) exactly: rounding is symmetric in sign)
+            return g, -dual.sum_to(g, shapes[1])
+        return g, -g
 
 
 class Mul(Function):
