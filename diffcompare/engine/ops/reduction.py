@@ -151,10 +151,12 @@ class LogSumExp(_Reduction):
     """log(sum(exp(x))) computed stably (shifted by the max).
 
     Saves what PyTorch saves (``self``, ``result``) and, for an ordinary backward,
-    the softmax exp(x - max) / sum that the forward has at hand: PyTorch's backward
-    recomputes exp(x - result), one exp per element, the costliest step of the op.
+    what the forward has at hand: ``exp`` = exp(x - max) and its sum ``sum_exp``,
+    so that the gradient softmax * g is ``exp * (g / sum_exp)``: PyTorch's backward
+    recomputes exp(x - result), one exp per element, the costliest step of the op,
+    and dividing by the sum in the output's shape (not x's) saves a pass over x.
     A backward with ``create_graph`` uses the recorded formula on ``self`` and
-    ``result`` instead, and a traced forward (``compile``) saves no softmax.
+    ``result`` instead, and a traced forward (``compile``) saves neither.
     """
 
     saves_result = True
@@ -170,16 +172,19 @@ class LogSumExp(_Reduction):
             # slice, so the sum is >= 1 and neither the log nor the division can warn
             out = self._log_sum(x, m, axes)
         else:   # an inf or nan max, or an empty axis: shift by 0 there, and log(0) = -inf
+            self.finite = False
             m = np.where(np.isfinite(m), m, 0)
-            with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 as exp(x - out) gives
+            with np.errstate(divide="ignore"):
                 out = self._log_sum(x, m, axes)
         return out if self.keepdims else self._drop_axes(out)
+
+    finite = True   # every max was finite: the sums are >= 1, the backward cannot warn
 
     def _log_sum(self, x, m, axes):
         e = _exp_in_place(x - m)
         total = add_reduce(e, axes, True)
         if self.needs_input_grad and type(e) is np.ndarray:
-            self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
+            self.save_for_backward(exp=Tensor._make(e), sum_exp=Tensor._make(total))
         return np.log(total) + m
 
     def backward(self, g):
@@ -192,8 +197,11 @@ class LogSumExp(_Reduction):
         if not self.keepdims:
             g = g.reshape(self.keep_shape)
         saved = self.saved_tensors          # checks every saved tensor's version
-        if "softmax" in self._saved:
-            return saved[1] * g
+        if "exp" in self._saved:
+            if self.finite:
+                return saved[1] * (g / saved[2])
+            with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 as exp(x - out) gives
+                return saved[1] * (g / saved[2])
         a, out = saved
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
