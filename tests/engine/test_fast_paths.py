@@ -222,3 +222,18 @@ def test_sub_sums_a_broadcast_gradient_back_before_negating_it(b_shape):
     np.testing.assert_array_equal(x.grad.data, w)
     (gy,) = autograd.grad((E.sub(x, y) * Tensor(w)).sum(), y, create_graph=True)   # recorded
     np.testing.assert_array_equal(gy.data, y.grad.data)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(100, 10, 8), (3, 4, 5)], ids=str)   # large and small
+def test_square_backward_of_a_last_axis_sum_is_the_general_formula(shape, dtype):
+    a = _rng(22).standard_normal(shape).astype(dtype)
+    w = _rng(23).standard_normal(shape[:-1]).astype(dtype)
+    x = Tensor(a, requires_grad=True)
+    (E.sum(x ** 2, axis=-1) * Tensor(w)).sum().backward()
+    g = np.broadcast_to(w[..., None], shape)   # what sum's backward hands to pow's
+    expected = g * 2.0 * a
+    assert x.grad.dtype == dtype
+    np.testing.assert_array_equal(x.grad.data, expected)   # exactly: the same (g * 2) * a
+    (gx,) = autograd.grad((E.sum(x ** 2, axis=-1) * Tensor(w)).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(gx.data, expected)
