@@ -1,8 +1,8 @@
 """The engine's fast paths give what the general path gives.
 
 Some ops take a quicker route for common large cases (a sum over a short last axis as
-a matrix-vector product, a row gather with ``np.take``, its backward with ``bincount``,
-logsumexp's saved softmax).  Each test builds inputs on both sides of the path's
+a matrix-vector product, a row gather with ``np.take``, its backward one 1-D ``np.add.at`` per column,
+logsumexp's saved exp and sum).  Each test builds inputs on both sides of the path's
 thresholds and compares values and gradients with plain NumPy formulas or torch.
 """
 import numpy as np
@@ -20,8 +20,8 @@ def _rng(key):
 
 
 # a last axis short enough, and enough elements, for the matrix-vector route; and not
-BIG_SHORT = (reduction._LARGE // 4 + 3, 4)
-SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, reduction._SHORT_AXIS + 1)]
+BIG_SHORT = (dual._LARGE // 4 + 3, 4)
+SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, dual._SHORT_AXIS + 1)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -74,8 +74,9 @@ def test_logsumexp_saves_torch_tensors_and_the_softmax_and_checks_versions():
     x = Tensor(_rng(7).standard_normal((3, 4)), requires_grad=True)
     y = x * 1.0
     out = E.logsumexp(y, axis=1)
-    assert list(out.grad_fn.saved) == ["self", "softmax", "result"]
-    np.testing.assert_allclose(out.grad_fn.saved["softmax"].data.sum(1), 1.0, rtol=1e-15)
+    saved = out.grad_fn.saved
+    assert list(saved) == ["self", "exp", "sum_exp", "result"]
+    np.testing.assert_allclose((saved["exp"].data / saved["sum_exp"].data).sum(1), 1.0, rtol=1e-15)
     with E.no_grad():
         y += 1.0
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
@@ -160,7 +161,10 @@ def test_max_over_short_axis_propagates_nan():
 BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (1, 10, 10)),
               ((2, 1, 3), (4, 3)), ((300, 1, 8), (300, 100, 8)), ((64, 1, 1, 8), (64, 8)),
               ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1)),
-              ((64, 50), (50,)), ((50,), (64, 50)), ((400, 50), (50,)), ((3, 64, 50), (1, 50))]
+              ((64, 50), (50,)), ((50,), (64, 50)), ((400, 50), (50,)), ((3, 64, 50), (1, 50)),
+              # broadcast along a short last axis: one ufunc call per position of it
+              ((20000, 2), (20000, 1)), ((20000, 1), (1, 3)), ((4, 5000, 1), (5000, 2)),
+              ((20000, 4), (20000, 1))]
 
 
 @pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
@@ -223,3 +227,50 @@ def test_full_mean_and_sum_gradients_are_read_only_broadcasts_of_one_value(dtype
     E.mean(x).backward()
     x.grad.zero_()                       # .grad is the leaf's own, writable copy
     assert not x.grad.data.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
+def test_short_last_axis_broadcast_of_strided_views_is_the_operator(op, dtype):
+    import operator
+    q = _rng(17).uniform(0.5, 2.0, (20000, 3)).astype(dtype)
+    q[5, 2], q[7, 0] = np.inf, np.nan
+    fn = getattr(operator, op if op != "div" else "truediv")
+    for a, b in ((q[:, 0:2], q[:, 2:3]), (q[:, 2:3], q[:, 0:2])):   # strided views, both orders
+        out = getattr(E, op)(Tensor(a), Tensor(b))
+        assert out.dtype == dtype and out.shape == (20000, 2)
+        np.testing.assert_array_equal(out.data, fn(a, b))
+
+
+def test_sum_to_over_a_short_last_axis_matches_numpy():
+    g = _rng(18).standard_normal((20000, 2))
+    np.testing.assert_allclose(dual.sum_to_array(g, (20000, 1)), g.sum(1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(dual.sum_to_array(g, (1,)), g.sum().reshape(1), rtol=1e-12)
+
+
+@pytest.mark.parametrize("b_shape", [(50, 8), (1, 8), (30, 1, 1)], ids=str)
+def test_sub_sums_a_broadcast_gradient_back_before_negating_it(b_shape):
+    a = _rng(19).standard_normal((30, 50, 8))
+    b = _rng(20).standard_normal(b_shape)
+    w = _rng(21).standard_normal((30, 50, 8))
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    (E.sub(x, y) * w).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, dual.sum_to_array(-w, b_shape))   # exactly
+    np.testing.assert_array_equal(x.grad.data, w)
+    (gy,) = autograd.grad((E.sub(x, y) * Tensor(w)).sum(), y, create_graph=True)   # recorded
+    np.testing.assert_array_equal(gy.data, y.grad.data)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("shape", [(100, 10, 8), (3, 4, 5)], ids=str)   # large and small
+def test_square_backward_of_a_last_axis_sum_is_the_general_formula(shape, dtype):
+    a = _rng(22).standard_normal(shape).astype(dtype)
+    w = _rng(23).standard_normal(shape[:-1]).astype(dtype)
+    x = Tensor(a, requires_grad=True)
+    (E.sum(x ** 2, axis=-1) * Tensor(w)).sum().backward()
+    g = np.broadcast_to(w[..., None], shape)   # what sum's backward hands to pow's
+    expected = g * 2.0 * a
+    assert x.grad.dtype == dtype
+    np.testing.assert_array_equal(x.grad.data, expected)   # exactly: the same (g * 2) * a
+    (gx,) = autograd.grad((E.sum(x ** 2, axis=-1) * Tensor(w)).sum(), x, create_graph=True)
+    np.testing.assert_array_equal(gx.data, expected)

@@ -41,8 +41,27 @@ def sum_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1
     )
-    out = x.sum(axis=axes, keepdims=True)
+    # e.g. an (n, 1) scale's gradient from an (n, 2) product: add_reduce's short-axis route
+    out = add_reduce(x, axes, True) if type(x) is np.ndarray else x.sum(axis=axes, keepdims=True)
     return out.reshape(shape) if lead else out
+
+
+def add_reduce(x, axes: tuple, keepdims: bool):
+    """``np.add.reduce(x, axes)``; over the short last axis of a large C-contiguous
+    float array, a matrix-vector product with ones instead: NumPy's reduce runs one
+    small loop per output element there (sum(axis=-1) of a (1000, 100, 8) array:
+    2.3 ms, against 0.24 ms for ``@ ones(8)``).  The sum is the same up to rounding."""
+    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
+            and 1 < x.shape[-1] <= _SHORT_AXIS and x.size >= _LARGE and x.dtype.kind == "f"
+            and x.flags.c_contiguous):
+        n = x.shape[-1]
+        out = (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(x.shape[:-1])
+        return out[..., None] if keepdims else out
+    return np.add.reduce(x, axis=axes, keepdims=keepdims)
+
+
+_SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
+_LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
 
 
 def sum_to(x, shape: tuple):
@@ -143,7 +162,7 @@ def index_add_array(g, key, shape, accumulate):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices summed if ``accumulate``)."""
     if accumulate and _is_row_gather(key, g, shape):
         return _scatter_rows(g, key, shape)
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = np.zeros(shape, dtype=g.dtype if type(g) is np.ndarray else np.result_type(g))
     if accumulate:
         np.add.at(out, key, g)
     else:
@@ -159,18 +178,20 @@ def _is_row_gather(key, g, shape) -> bool:
 
 
 def _scatter_rows(g, key, shape):
-    """Sum the rows of ``g`` into rows ``key`` of zeros(shape) with ``bincount``, several
-    times faster than ``np.add.at``: one ``bincount`` per column when there are few
-    columns (a camera's 7 parameters), else one over (row, column) pairs."""
+    """Sum the rows of ``g`` into rows ``key`` of zeros(shape), several times faster
+    than ``np.add.at`` on rows: one 1-D ``np.add.at`` per column when there are few
+    columns (a camera's 7 parameters; NumPy's 1-D ``add.at`` has a fast loop, 15%
+    quicker than ``bincount`` on a strided column), else one ``bincount`` over
+    (row, column) pairs.  Either way each output sums its rows in index order."""
     n = shape[0]
-    idx = np.where(key < 0, key + n, key) if key.dtype.kind == "i" else key
     cols = int(np.prod(shape[1:], dtype=np.int64))
     flat = g.reshape(len(key), cols)
     if cols <= _FEW_COLUMNS:
-        out = np.empty((cols, n), dtype=np.float64)
-        for j, column in enumerate(flat.T):
-            out[j] = np.bincount(idx, weights=column, minlength=n)
-        return np.ascontiguousarray(out.T, dtype=g.dtype).reshape(shape)
+        out = np.zeros((n, cols), dtype=g.dtype)
+        for j in range(cols):
+            np.add.at(out[:, j], key, flat[:, j])
+        return out.reshape(shape)
+    idx = np.where(key < 0, key + n, key) if key.dtype.kind == "i" else key
     pairs = (idx[:, None] * cols + np.arange(cols)).ravel()
     out = np.bincount(pairs, weights=flat.ravel(), minlength=n * cols)
     return out.reshape(shape).astype(g.dtype, copy=False)

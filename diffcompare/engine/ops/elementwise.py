@@ -146,7 +146,14 @@ class Sub(Function):
         return binary(np.subtract, a.data, b.data)
 
     def backward(self, g):
-        return g, (-g if self.needs_input_grad[1] else None)
+        if not self.needs_input_grad[1]:
+            return g, None
+        shapes = self._input_shapes
+        if shapes is not None and shapes[1] != g.shape:
+            # b was broadcast: sum back to its shape first, then negate the fewer elements
+            # (-sum(g) is sum(-g) exactly: rounding is symmetric in sign)
+            return g, -dual.sum_to(g, shapes[1])
+        return g, -g
 
 
 class Mul(Function):
@@ -195,10 +202,27 @@ class Pow(Function):
         e = self.exponent
         a = self.saved_value("self")
         if e == 2:   # the common square: no power at all.  (g * 2) * a equals g * (a * 2)
+            if type(g) is np.ndarray and _broadcast_last(g, a):
+                # g spread along the last axis (sum(d ** 2, axis=-1)'s backward): NumPy's loop
+                # over a zero stride is slow, so double g's own elements, repeat them into a
+                # fresh array and multiply by a in place (the same (g * 2) * a; 88 -> 57 us
+                # for (1000, 10, 10))
+                out = np.repeat(g[..., :1] * 2.0, g.shape[-1], axis=-1)
+                return np.multiply(out, a, out=out)
             return g * 2.0 * a   # exactly, and folds into one step when compile traces a constant g
         if e == 0:
             return dual.zeros(a.shape, g)
         return g * (a ** (e - 1) * e)
+
+
+def _broadcast_last(g, a) -> bool:
+    """g (an array) repeats each element along its last axis (stride 0) and is large, with
+    a's shape and dtype."""
+    return (g.ndim > 1 and g.strides[-1] == 0 and g.shape[-1] > 1 and g.size >= _LARGE_GRAD
+            and type(a) is np.ndarray and a.shape == g.shape and a.dtype == g.dtype)
+
+
+_LARGE_GRAD = 4096
 
 
 class PowTensor(Function):

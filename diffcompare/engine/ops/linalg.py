@@ -42,12 +42,16 @@ class Matmul(Function):
         return ga, gb
 
 
-def _mm(a, b):
-    """``a @ b``; for two 2-D arrays ``ndarray.dot``, the same BLAS product without
-    ``matmul``'s dispatch (a (64, 1) @ (1, 50) product: 6.0 us, against 3.7 us)."""
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == 2 and b.ndim == 2:
-        return a.dot(b)
-    return np.matmul(a, b) if type(a) is np.ndarray and type(b) is np.ndarray else a @ b
+def _mm(x, y):
+    """``x @ y``; for two 2-D float arrays of one dtype ``np.dot``, the same BLAS product
+    with less dispatch (0.8 us, not 1.3, for (1, 16) @ (16, 32)), and through BLAS where
+    ``np.matmul`` runs its own loop: a contracted dim of 1, the outer product ``a.T @ g``
+    of a one-row batch, 4.5 us not 13 for (64, 1) @ (1, 128).  Tensors and traced values
+    take ``@``."""
+    if (type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 and y.ndim == 2
+            and x.dtype == y.dtype and x.dtype.kind == "f"):
+        return np.dot(x, y)
+    return x @ y
 
 
 def _mismatch_message(a_shape, b_shape) -> str:

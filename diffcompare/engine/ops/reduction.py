@@ -13,6 +13,7 @@ import numpy as np
 from ..function import Function
 from ..tensor import Tensor
 from . import dual
+from .dual import add_reduce
 
 
 def normalize_axes(axis, ndim: int):
@@ -29,24 +30,6 @@ def normalize_axes(axis, ndim: int):
             )
         out.append(int(ax) % max(ndim, 1))
     return tuple(sorted(set(out)))
-
-
-def add_reduce(x, axes: tuple, keepdims: bool):
-    """``np.add.reduce(x, axes)``; over the short last axis of a large C-contiguous
-    float array, a matrix-vector product with ones instead: NumPy's reduce runs one
-    small loop per output element there (sum(axis=-1) of a (1000, 100, 8) array:
-    2.3 ms, against 0.24 ms for ``@ ones(8)``).  The sum is the same up to rounding."""
-    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
-            and 1 < x.shape[-1] <= _SHORT_AXIS and x.size >= _LARGE and x.dtype.kind == "f"
-            and x.flags.c_contiguous):
-        n = x.shape[-1]
-        out = (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(x.shape[:-1])
-        return out[..., None] if keepdims else out
-    return np.add.reduce(x, axis=axes, keepdims=keepdims)
-
-
-_SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
-_LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
 
 
 def extreme_reduce(x, axes: tuple, ufunc, **kw):
@@ -79,9 +62,22 @@ class _Reduction(Function):
             self.axes = axes = tuple(range(len(shape)))
             self.keep_shape = (1,) * len(shape)
             return axes
-        self.axes = axes = normalize_axes(axis, len(shape))
+        ndim = len(shape)
+        if type(axis) is int and -ndim <= axis < ndim:   # one axis (sum(x, axis=1)): no loops
+            ax = axis % ndim
+            self.axes = axes = (ax,)
+            self.keep_shape = shape[:ax] + (1,) + shape[ax + 1:]
+            return axes
+        self.axes = axes = normalize_axes(axis, ndim)
         self.keep_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
         return axes
+
+    def _drop_axes(self, out):
+        """A keepdims result without the reduced axes."""
+        shape, axes = self.in_shape, self.axes
+        if len(axes) == 1:
+            return out.reshape(shape[:axes[0]] + shape[axes[0] + 1:])
+        return out.reshape([n for i, n in enumerate(shape) if i not in axes])
 
     def _expand(self, g):
         """The output gradient broadcast back over the reduced axes."""
@@ -136,7 +132,7 @@ class _Extremum(_Reduction):
                 self.share = hit   # no ties (each maximum hit once): the mask is the share
             else:
                 self.share = hit / hit.sum(axis=axes, keepdims=True)
-        return out if keepdims else out.reshape([n for i, n in enumerate(a.shape) if i not in axes])
+        return out if keepdims else self._drop_axes(out)
 
     def backward(self, g):
         share = self.share
@@ -162,10 +158,12 @@ class LogSumExp(_Reduction):
     """log(sum(exp(x))) computed stably (shifted by the max).
 
     Saves what PyTorch saves (``self``, ``result``) and, for an ordinary backward,
-    the softmax exp(x - max) / sum that the forward has at hand: PyTorch's backward
-    recomputes exp(x - result), one exp per element, the costliest step of the op.
+    what the forward has at hand: ``exp`` = exp(x - max) and its sum ``sum_exp``,
+    so that the gradient softmax * g is ``exp * (g / sum_exp)``: PyTorch's backward
+    recomputes exp(x - result), one exp per element, the costliest step of the op,
+    and dividing by the sum in the output's shape (not x's) saves a pass over x.
     A backward with ``create_graph`` uses the recorded formula on ``self`` and
-    ``result`` instead, and a traced forward (``compile``) saves no softmax.
+    ``result`` instead, and a traced forward (``compile``) saves neither.
     """
 
     saves_result = True
@@ -176,14 +174,25 @@ class LogSumExp(_Reduction):
         x = a.data
         # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
         m = extreme_reduce(x, axes, np.maximum, initial=-np.inf)
-        m = np.where(np.isfinite(m), m, 0)
+        if type(m) is np.ndarray and math.isfinite(np.add.reduce(m, axis=None)):
+            # every max finite (a finite sum says so): exp(x - m) <= 1 with a 1 in each
+            # slice, so the sum is >= 1 and neither the log nor the division can warn
+            out = self._log_sum(x, m, axes)
+        else:   # an inf or nan max, or an empty axis: shift by 0 there, and log(0) = -inf
+            self.finite = False
+            m = np.where(np.isfinite(m), m, 0)
+            with np.errstate(divide="ignore"):
+                out = self._log_sum(x, m, axes)
+        return out if self.keepdims else self._drop_axes(out)
+
+    finite = True   # every max was finite: the sums are >= 1, the backward cannot warn
+
+    def _log_sum(self, x, m, axes):
         e = _exp_in_place(x - m)
         total = add_reduce(e, axes, True)
-        with np.errstate(divide="ignore", invalid="ignore"):   # log(0); 0/0 as exp(x - out) gives
-            out = np.log(total) + m
-            if self.needs_input_grad and type(e) is np.ndarray:
-                self.save_for_backward(softmax=Tensor._make(np.divide(e, total, out=e)))
-        return out if keepdims else out.reshape([n for i, n in enumerate(x.shape) if i not in axes])
+        if self.needs_input_grad and type(e) is np.ndarray:
+            self.save_for_backward(exp=Tensor._make(e), sum_exp=Tensor._make(total))
+        return np.log(total) + m
 
     def backward(self, g):
         if self._as_tensor:   # create_graph: recorded ops on the input and the result
@@ -195,8 +204,11 @@ class LogSumExp(_Reduction):
         if not self.keepdims:
             g = g.reshape(self.keep_shape)
         saved = self.saved_tensors          # checks every saved tensor's version
-        if "softmax" in self._saved:
-            return saved[1] * g
+        if "exp" in self._saved:
+            if self.finite:
+                return saved[1] * (g / saved[2])
+            with np.errstate(divide="ignore", invalid="ignore"):   # 0/0 as exp(x - out) gives
+                return saved[1] * (g / saved[2])
         a, out = saved
         if not self.keepdims:
             out = out.reshape(self.keep_shape)

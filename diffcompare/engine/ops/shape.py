@@ -32,12 +32,14 @@ class Permute(Function):
     is_view = True
 
     def forward(self, a, axes):
-        if axes is None:
-            axes = tuple(reversed(range(a.ndim)))
-        self.axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
-        if sorted(self.axes) != list(range(a.ndim)):
+        ndim = a.ndim
+        if axes is None:   # reverse the dims (x.T): always a permutation
+            self.axes = tuple(range(ndim - 1, -1, -1))
+            return a.data.transpose()
+        self.axes = tuple(ax % ndim for ax in axes) if ndim else ()
+        if sorted(self.axes) != list(range(ndim)):
             raise ValueError(
-                f"permute needs a permutation of all {a.ndim} dims of shape {a.shape}; got {axes}."
+                f"permute needs a permutation of all {ndim} dims of shape {a.shape}; got {axes}."
             )
         return a.data.transpose(self.axes)
 
@@ -72,9 +74,11 @@ class SumTo(Function):
 
 def is_basic_index(key) -> bool:
     """True for keys made of ints, slices, None and Ellipsis (NumPy returns a view)."""
-    items = key if isinstance(key, tuple) else (key,)
-    return all(isinstance(k, (int, np.integer, slice)) or k is None or k is Ellipsis
-               for k in items)
+    for k in (key if isinstance(key, tuple) else (key,)):
+        if not (type(k) is slice or type(k) is int or k is None or k is Ellipsis
+                or isinstance(k, (int, np.integer))):
+            return False
+    return True
 
 
 class Index(Function):
@@ -196,8 +200,10 @@ class Stack(Function):
 class Cat(Function):
     def forward(self, *tensors, axis=0):
         self.axis = axis
-        self.cuts = tuple(itertools.accumulate(t.shape[axis] for t in tensors[:-1]))
-        return np.concatenate([t.data for t in tensors], axis)
+        data = [t.data for t in tensors]
+        if self.needs_input_grad:   # where backward splits the gradient
+            self.cuts = tuple(itertools.accumulate([d.shape[axis] for d in data[:-1]]))
+        return np.concatenate(data, axis)
 
     def backward(self, g):
         return dual.split_at(g, self.cuts, self.axis)
