@@ -43,14 +43,13 @@ class Matmul(Function):
 
 
 def _mm(x, y):
-    """``x @ y``; for two 2-D float arrays of one dtype ``np.dot``, the same BLAS product
-    with less dispatch (0.8 us, not 1.3, for (1, 16) @ (16, 32)), and through BLAS where
-    ``np.matmul`` runs its own loop: a contracted dim of 1, the outer product ``a.T @ g``
-    of a one-row batch, 4.5 us not 13 for (64, 1) @ (1, 128).  Tensors and traced values
-    take ``@``."""
-    if (type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 and y.ndim == 2
-            and x.dtype == y.dtype and x.dtype.kind == "f"):
-        return np.dot(x, y)
+    """``x @ y``; for two 2-D arrays ``x.dot(y)``, the same BLAS product with less
+    dispatch (0.47 us, not 1.1, for (1, 1) @ (1, 4); ``np.dot`` is 0.74), and through
+    BLAS where ``np.matmul`` runs its own loop: a contracted dim of 1, the outer product
+    ``a.T @ g`` of a one-row batch, 4.5 us not 13 for (64, 1) @ (1, 128).  Tensors and
+    traced values take ``@``."""
+    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 and y.ndim == 2:
+        return x.dot(y)
     return x @ y
 
 
