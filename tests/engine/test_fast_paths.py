@@ -274,3 +274,19 @@ def test_square_backward_of_a_last_axis_sum_is_the_general_formula(shape, dtype)
     np.testing.assert_array_equal(x.grad.data, expected)   # exactly: the same (g * 2) * a
     (gx,) = autograd.grad((E.sum(x ** 2, axis=-1) * Tensor(w)).sum(), x, create_graph=True)
     np.testing.assert_array_equal(gx.data, expected)
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((1, 4), (4,)), ((1, 1), (1,)), ((1, 3, 1, 2), (3, 1, 2)),
+                                              ((1, 5), (1, 1)), ((0, 3), (3,)), ((3, 0), (1, 0))], ids=str)
+def test_sum_back_over_length_one_axes_is_the_gradient_itself(a_shape, b_shape):
+    a, b = _rng(30).standard_normal(a_shape), _rng(31).standard_normal(b_shape)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    w = _rng(32).standard_normal(np.broadcast_shapes(a_shape, b_shape))
+    ((x + y) * w).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, w.sum(axis=tuple(range(w.ndim - len(b_shape))))
+                                  .sum(axis=tuple(i for i, n in enumerate(b_shape) if n == 1
+                                                  and w.shape[w.ndim - len(b_shape) + i] != 1),
+                                       keepdims=True).reshape(b_shape))
+    assert y.grad.shape == b_shape
+    y.grad.zero_()                       # the leaf's own array, not a view of another gradient
+    assert not y.grad.data.any() and (w.size == 0 or (x.grad.data == w).all())

@@ -8,6 +8,8 @@ functions here cover the rest, dispatching on whether ``x`` is a Tensor.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..tensor import Tensor as _Tensor, data_types as _data_types
@@ -35,6 +37,9 @@ def sum_to_array(x: np.ndarray, shape: tuple) -> np.ndarray:
         x = np.asarray(x)   # (a registered array stand-in, compile's Tracer, sums as it is)
     if x.shape == shape:
         return x
+    if x.size == math.prod(shape):
+        # every summed axis has length 1 (a batch of one): the same numbers, reshaped
+        return x.reshape(shape)
     lead = x.ndim - len(shape)
     if lead == 1 and x.shape[1:] == shape:   # the common case: a bias broadcast over a batch
         return np.add.reduce(x, axis=0)
