@@ -163,7 +163,9 @@ BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (
               ((1000, 1, 100), (30, 100)), ((300, 1, 8), (1, 100, 1)),
               # broadcast along a short last axis: one ufunc call per position of it
               ((20000, 2), (20000, 1)), ((20000, 1), (1, 3)), ((4, 5000, 1), (5000, 2)),
-              ((20000, 4), (20000, 1))]
+              ((20000, 4), (20000, 1)),
+              # a leading broadcast: mul's gradient for it summed back in one einsum
+              ((1000, 10, 10), (10, 10)), ((200, 30), (1, 30)), ((5, 1000), (1000,))]
 
 
 @pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
@@ -237,3 +239,16 @@ def test_square_backward_of_a_last_axis_sum_is_the_general_formula(shape, dtype)
     np.testing.assert_array_equal(x.grad.data, expected)   # exactly: the same (g * 2) * a
     (gx,) = autograd.grad((E.sum(x ** 2, axis=-1) * Tensor(w)).sum(), x, create_graph=True)
     np.testing.assert_array_equal(gx.data, expected)
+
+
+@pytest.mark.parametrize("small_shape", [(10, 10), (1, 10, 10), (1, 1, 1), (10, 1)], ids=str)
+def test_mul_gradient_of_a_leading_broadcast_operand_is_the_summed_product(small_shape):
+    a = _rng(24).standard_normal((100, 10, 10))
+    b = _rng(25).standard_normal(small_shape)
+    w = _rng(26).standard_normal((100, 10, 10))
+    for first in (True, False):
+        x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+        ((x * y if first else y * x) * Tensor(w)).sum().backward()
+        np.testing.assert_allclose(y.grad.data, dual.sum_to_array(w * a, small_shape), rtol=1e-13)
+        np.testing.assert_array_equal(x.grad.data, w * np.broadcast_to(b, a.shape))
+        assert y.grad.shape == small_shape
