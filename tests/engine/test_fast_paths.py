@@ -252,3 +252,19 @@ def test_mul_gradient_of_a_leading_broadcast_operand_is_the_summed_product(small
         np.testing.assert_allclose(y.grad.data, dual.sum_to_array(w * a, small_shape), rtol=1e-13)
         np.testing.assert_array_equal(x.grad.data, w * np.broadcast_to(b, a.shape))
         assert y.grad.shape == small_shape
+
+
+@pytest.mark.parametrize("shape, axes", [((4096, 10), (0,)), ((3000, 3), (0,)), ((50, 40, 8), (0, 1)),
+                                         ((5000, 1), (0,)), ((64, 50), (0,))], ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_over_leading_axes_matches_numpy(shape, axes, keepdims):
+    x = _rng(27).standard_normal(shape)
+    out = dual.add_reduce(x, axes, keepdims)
+    np.testing.assert_allclose(out, np.add.reduce(x, axis=axes, keepdims=keepdims), rtol=1e-13, atol=1e-13)
+    assert out.shape == np.add.reduce(x, axis=axes, keepdims=keepdims).shape
+    t = Tensor(x, requires_grad=True)
+    s = E.sum(t, axis=axes, keepdims=keepdims)
+    np.testing.assert_allclose(s.data, out, rtol=1e-13, atol=1e-13)
+    b = Tensor(_rng(28).standard_normal(shape[len(axes):]), requires_grad=True)
+    (t + b).sum().backward()   # b's gradient: ones summed over the leading axes
+    np.testing.assert_array_equal(b.grad.data, np.full(b.shape, float(np.prod(shape[:len(axes)]))))
