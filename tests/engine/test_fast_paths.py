@@ -268,3 +268,12 @@ def test_sum_over_leading_axes_matches_numpy(shape, axes, keepdims):
     b = Tensor(_rng(28).standard_normal(shape[len(axes):]), requires_grad=True)
     (t + b).sum().backward()   # b's gradient: ones summed over the leading axes
     np.testing.assert_array_equal(b.grad.data, np.full(b.shape, float(np.prod(shape[:len(axes)]))))
+
+
+def test_square_backward_of_a_full_sum_and_half_precision_sums():
+    a = _rng(29).standard_normal((100, 10, 8))
+    x = Tensor(a, requires_grad=True)
+    (x ** 2).sum().backward()   # a scalar spread everywhere: the plain formula
+    np.testing.assert_array_equal(x.grad.data, 2.0 * a)
+    h = _rng(30).standard_normal((4096, 4)).astype(np.float16)   # leading-axis sum: NumPy's
+    np.testing.assert_array_equal(dual.add_reduce(h, (0,), False), np.add.reduce(h, axis=0))

@@ -65,7 +65,7 @@ def add_reduce(x, axes: tuple, keepdims: bool):
             and x.flags.c_contiguous):
         k = len(axes)
         kept = math.prod(x.shape[k:])
-        if k and axes[-1] == k - 1 and kept > 1:   # the leading k axes, rows of `kept`
+        if k and axes[-1] == k - 1 and kept > 1 and x.itemsize >= 4:   # leading k axes
             out = np.einsum("ij->j", x.reshape(-1, kept)).reshape(x.shape[k:])
             return out.reshape((1,) * k + out.shape) if keepdims else out
         if k == 1 and axes[0] == x.ndim - 1 and 1 < x.shape[-1] <= _SHORT_AXIS:

@@ -249,10 +249,12 @@ class Pow(Function):
 
 
 def _broadcast_last(g, a) -> bool:
-    """g (an array) repeats each element along its last axis (stride 0) and is large, with
-    a's shape and dtype."""
+    """g (an array) repeats each element along its last axis only (stride 0 there, not on
+    the others: a scalar spread everywhere is NumPy's fast scalar loop) and is large,
+    with a's shape and dtype."""
     return (g.ndim > 1 and g.strides[-1] == 0 and g.shape[-1] > 1 and g.size >= _LARGE_GRAD
-            and type(a) is np.ndarray and a.shape == g.shape and a.dtype == g.dtype)
+            and 0 not in g.strides[:-1] and type(a) is np.ndarray and a.shape == g.shape
+            and a.dtype == g.dtype)
 
 
 _LARGE_GRAD = 4096
