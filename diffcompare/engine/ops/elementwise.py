@@ -235,7 +235,7 @@ class Pow(Function):
         e = self.exponent
         a = self.saved_value("self")
         if e == 2:   # the common square: no power at all.  (g * 2) * a equals g * (a * 2)
-            if type(g) is np.ndarray and _broadcast_last(g, a):
+            if type(g) is np.ndarray and g.size >= _LARGE_GRAD and _broadcast_last(g, a):
                 # g spread along the last axis (sum(d ** 2, axis=-1)'s backward): NumPy's loop
                 # over a zero stride is slow, so double g's own elements, repeat them into a
                 # fresh array and multiply by a in place (the same (g * 2) * a; 88 -> 57 us
@@ -250,9 +250,9 @@ class Pow(Function):
 
 def _broadcast_last(g, a) -> bool:
     """g (an array) repeats each element along its last axis only (stride 0 there, not on
-    the others: a scalar spread everywhere is NumPy's fast scalar loop) and is large,
-    with a's shape and dtype."""
-    return (g.ndim > 1 and g.strides[-1] == 0 and g.shape[-1] > 1 and g.size >= _LARGE_GRAD
+    the others: a scalar spread everywhere is NumPy's fast scalar loop), with a's shape
+    and dtype."""
+    return (g.ndim > 1 and g.strides[-1] == 0 and g.shape[-1] > 1
             and 0 not in g.strides[:-1] and type(a) is np.ndarray and a.shape == g.shape
             and a.dtype == g.dtype)
 
