@@ -277,3 +277,24 @@ def test_square_backward_of_a_full_sum_and_half_precision_sums():
     np.testing.assert_array_equal(x.grad.data, 2.0 * a)
     h = _rng(30).standard_normal((4096, 4)).astype(np.float16)   # leading-axis sum: NumPy's
     np.testing.assert_array_equal(dual.add_reduce(h, (0,), False), np.add.reduce(h, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("a_shape, b_shape", [((1, 64), (64, 128)), ((5, 3), (3, 4)), ((7, 1), (1, 6)),
+                                              ((2, 5, 3), (3, 4)), ((3,), (3, 4))], ids=str)
+def test_matmul_through_np_dot_matches_np_matmul_and_gradients(a_shape, b_shape, dtype):
+    a = _rng(31).standard_normal(a_shape).astype(dtype)
+    b = _rng(32).standard_normal(b_shape).astype(dtype)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    out = x @ y
+    assert out.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(out.data, np.matmul(a, b), rtol=tol, atol=tol)
+    w = _rng(33).standard_normal(out.shape).astype(dtype)
+    (out * Tensor(w)).sum().backward()
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ((tx @ ty) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=tol, atol=tol)
+    if a_shape[0] == 1 and len(a_shape) == 2:   # a one-row batch: b's gradient is an outer product
+        np.testing.assert_array_equal(y.grad.data, a.T * w)
