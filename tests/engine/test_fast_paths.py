@@ -164,7 +164,9 @@ BROADCASTS = [((300, 1, 8), (100, 8)), ((100, 8), (300, 1, 8)), ((200, 1, 10), (
               ((64, 50), (50,)), ((50,), (64, 50)), ((400, 50), (50,)), ((3, 64, 50), (1, 50)),
               # broadcast along a short last axis: one ufunc call per position of it
               ((20000, 2), (20000, 1)), ((20000, 1), (1, 3)), ((4, 5000, 1), (5000, 2)),
-              ((20000, 4), (20000, 1))]
+              ((20000, 4), (20000, 1)),
+              # a leading broadcast: mul's gradient for it summed back in one einsum
+              ((1000, 10, 10), (10, 10)), ((200, 30), (1, 30)), ((5, 1000), (1000,))]
 
 
 @pytest.mark.parametrize("a_shape, b_shape", BROADCASTS, ids=str)
@@ -290,3 +292,62 @@ def test_sum_back_over_length_one_axes_is_the_gradient_itself(a_shape, b_shape):
     assert y.grad.shape == b_shape
     y.grad.zero_()                       # the leaf's own array, not a view of another gradient
     assert not y.grad.data.any() and (w.size == 0 or (x.grad.data == w).all())
+
+
+@pytest.mark.parametrize("small_shape", [(10, 10), (1, 10, 10), (1, 1, 1), (10, 1)], ids=str)
+def test_mul_gradient_of_a_leading_broadcast_operand_is_the_summed_product(small_shape):
+    a = _rng(24).standard_normal((100, 10, 10))
+    b = _rng(25).standard_normal(small_shape)
+    w = _rng(26).standard_normal((100, 10, 10))
+    for first in (True, False):
+        x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+        ((x * y if first else y * x) * Tensor(w)).sum().backward()
+        np.testing.assert_allclose(y.grad.data, dual.sum_to_array(w * a, small_shape), rtol=1e-13)
+        np.testing.assert_array_equal(x.grad.data, w * np.broadcast_to(b, a.shape))
+        assert y.grad.shape == small_shape
+
+
+@pytest.mark.parametrize("shape, axes", [((4096, 10), (0,)), ((3000, 3), (0,)), ((50, 40, 8), (0, 1)),
+                                         ((5000, 1), (0,)), ((64, 50), (0,))], ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_sum_over_leading_axes_matches_numpy(shape, axes, keepdims):
+    x = _rng(27).standard_normal(shape)
+    out = dual.add_reduce(x, axes, keepdims)
+    np.testing.assert_allclose(out, np.add.reduce(x, axis=axes, keepdims=keepdims), rtol=1e-13, atol=1e-13)
+    assert out.shape == np.add.reduce(x, axis=axes, keepdims=keepdims).shape
+    t = Tensor(x, requires_grad=True)
+    s = E.sum(t, axis=axes, keepdims=keepdims)
+    np.testing.assert_allclose(s.data, out, rtol=1e-13, atol=1e-13)
+    b = Tensor(_rng(28).standard_normal(shape[len(axes):]), requires_grad=True)
+    (t + b).sum().backward()   # b's gradient: ones summed over the leading axes
+    np.testing.assert_array_equal(b.grad.data, np.full(b.shape, float(np.prod(shape[:len(axes)]))))
+
+
+def test_square_backward_of_a_full_sum_and_half_precision_sums():
+    a = _rng(29).standard_normal((100, 10, 8))
+    x = Tensor(a, requires_grad=True)
+    (x ** 2).sum().backward()   # a scalar spread everywhere: the plain formula
+    np.testing.assert_array_equal(x.grad.data, 2.0 * a)
+    h = _rng(30).standard_normal((4096, 4)).astype(np.float16)   # leading-axis sum: NumPy's
+    np.testing.assert_array_equal(dual.add_reduce(h, (0,), False), np.add.reduce(h, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("a_shape, b_shape", [((1, 64), (64, 128)), ((5, 3), (3, 4)), ((7, 1), (1, 6)),
+                                              ((2, 5, 3), (3, 4)), ((3,), (3, 4))], ids=str)
+def test_matmul_through_np_dot_matches_np_matmul_and_gradients(a_shape, b_shape, dtype):
+    a = _rng(31).standard_normal(a_shape).astype(dtype)
+    b = _rng(32).standard_normal(b_shape).astype(dtype)
+    x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+    out = x @ y
+    assert out.dtype == dtype
+    tol = 1e-5 if dtype == np.float32 else 1e-13
+    np.testing.assert_allclose(out.data, np.matmul(a, b), rtol=tol, atol=tol)
+    w = _rng(33).standard_normal(out.shape).astype(dtype)
+    (out * Tensor(w)).sum().backward()
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    ((tx @ ty) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=tol, atol=tol)
+    if a_shape[0] == 1 and len(a_shape) == 2:   # a one-row batch: b's gradient is an outer product
+        np.testing.assert_array_equal(y.grad.data, a.T * w)
