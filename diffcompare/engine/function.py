@@ -309,16 +309,9 @@ class AccumulateGrad(Node):
         """
         grad = grads[0]
         grads[0] = None
-        var = self.variable
-        if var._grad is None and not create_graph and type(grad) is np.ndarray:
-            # The common first gradient, inlined (as accumulate's first case): an array
-            # nobody else holds becomes .grad itself, anything else is copied.
-            if not (grad.base is None and grad.dtype == var.data.dtype
-                    and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT and grad.flags.writeable):
-                grad = np.array(grad, dtype=var.data.dtype)
-            var._grad = _make_tensor(grad)
-            return
-        unshared = _is_unshared(grad)   # its own statement: no pending call holds `grad`
+        # its own statement, before any call passes `grad` on
+        unshared = (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
+                    and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT)
         self.accumulate(grad, create_graph, _unshared=unshared)
 
     def accumulate(self, grad, create_graph, _unshared=False):
@@ -345,16 +338,9 @@ class AccumulateGrad(Node):
             np.add(old.data, grad, out=old.data, casting="unsafe")
 
 
-def _is_unshared(grad) -> bool:
-    """An ndarray that owns its memory and is referenced only by the caller's local name."""
-    return (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
-            and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT + 1)
-
-
 def _probe_refcount() -> int:
     # The count sys.getrefcount reports for an array held by one local name only,
-    # measured on this interpreter in the shape of accumulate_from (one more when
-    # the array is passed on to _is_unshared).
+    # measured on this interpreter in the shape of accumulate_from.
     holder = [np.empty(1)]
     grad = holder[0]
     holder[0] = None
