@@ -103,6 +103,17 @@ def _short_repeat_axis(shape, out_shape):
     return axes[0] if 1 < run < _SHORT_RUN else None
 
 
+def leading_repeat_size(shape, out_shape):
+    """The size of ``shape`` when broadcasting it to ``out_shape`` repeats it over leading
+    axes only (``(10, 10)`` or ``(1, 10, 10)`` in ``(1000, 10, 10)``), else 0 (also for
+    one element: a scalar's sum is add.reduce's pairwise total)."""
+    axes = _broadcast_axes(shape, out_shape)
+    if not axes or axes != list(range(len(axes))):
+        return 0
+    kept = math.prod(out_shape[len(axes):])
+    return kept if kept > 1 else 0
+
+
 def _leading_broadcast_only(shape, out_shape):
     """Broadcast over leading axes only (or not at all): NumPy's loop stays long."""
     axes = _broadcast_axes(shape, out_shape)

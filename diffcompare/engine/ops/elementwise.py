@@ -25,7 +25,6 @@ maximum/minimum split a tie 1/2 - 1/2 between the two inputs.
 """
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -33,7 +32,7 @@ import numpy as np
 from ..function import Function
 from ..tensor import Tensor
 from . import dual
-from .broadcasting import binary
+from .broadcasting import binary, leading_repeat_size
 
 
 #: name -> the Function class each row of the table below made
@@ -184,24 +183,11 @@ def _times_summed(g, x, shape):
     if (type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape
             and g.size >= _LARGE_GRAD and g.dtype == x.dtype and g.dtype.kind == "f"
             and g.flags.c_contiguous and x.flags.c_contiguous):
-        kept = _leading_sum_size(shape, g.shape)
+        kept = leading_repeat_size(shape, g.shape)
         if kept:
             rows = (g.size // kept, kept)
             return np.einsum("ij,ij->j", g.reshape(rows), x.reshape(rows)).reshape(shape)
     return g * x
-
-
-def _leading_sum_size(shape, full):
-    """The size of ``shape`` if broadcasting it to ``full`` repeats it over leading axes
-    only (``(10, 10)`` or ``(1, 10, 10)`` in ``(1000, 10, 10)``), else 0."""
-    pad = (1,) * (len(full) - len(shape)) + tuple(shape)
-    k = 0
-    while k < len(pad) and pad[k] == 1:
-        k += 1
-    if k == 0 or pad[k:] != full[k:]:
-        return 0
-    kept = math.prod(full[k:])
-    return kept if kept > 1 else 0   # (a one-element operand: add.reduce's pairwise total)
 
 
 class Div(Function):
