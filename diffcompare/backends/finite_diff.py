@@ -72,6 +72,7 @@ from __future__ import annotations
 import numpy as np
 
 from .base import SUPPORTED, Backend, Prepared, Support
+from ..problems import validity
 
 _REAL = {"float64": np.float64, "float32": np.float32}
 _COMPLEX = {np.float64: np.complex128, np.float32: np.complex64}
@@ -422,6 +423,15 @@ class ComplexStep(FiniteDifference):
             return Support(False, f"complex step needs a complex-analytic function; "
                                   f"{problem.name!r} is tagged {why!r} (abs, max and comparisons "
                                   "give silently wrong derivatives at complex points).")
+        # untagged (a user's own function): read the ops it applies from one evaluation
+        broken = validity.facts(problem).non_analytic
+        if broken:
+            where = ", ".join(str(use) for use in broken)
+            return Support(False, f"complex step needs a complex-analytic function; "
+                                  f"{problem.name!r} uses {where}, which NumPy evaluates at a "
+                                  "complex point without the imaginary part's derivative (abs is "
+                                  "the modulus): the gradient would be silently wrong. Use "
+                                  "fd-central, or an exact method.")
         return SUPPORTED
 
     def vjp(self, prepared, inputs, cotangent=None):
@@ -437,6 +447,8 @@ class ComplexStep(FiniteDifference):
                 f = self._evaluate(prepared, args)
                 flat[j] = xj
                 if not np.iscomplexobj(f):
+                    if self._constant(prepared, problem, inputs):   # f' = 0, exactly
+                        return tuple(np.zeros(np.shape(inputs[i])) for i in problem.wrt)
                     raise TypeError(
                         f"problem {problem.name!r} returned a real {f.dtype} value for a complex "
                         "input: it drops the imaginary part (abs, real, a comparison or a cast to "
@@ -445,6 +457,20 @@ class ComplexStep(FiniteDifference):
                 g[j] = contract(f.imag) / float(hs[j])
             grads.append(g.reshape(args[a].shape))
         return tuple(grads)
+
+
+    def _constant(self, prepared, problem, inputs) -> bool:
+        """Whether f has the same value (bit for bit) at x and at a real point moved in every
+        differentiated coordinate: a constant function returns a real value for a complex
+        input without dropping any derivative."""
+        moved = list(inputs)
+        for i in problem.wrt:
+            x = np.asarray(inputs[i], np.float64)
+            moved[i] = x + 1e-3 * (1 + np.abs(x)) * np.random.default_rng(i).uniform(0.5, 1, x.shape)
+        with np.errstate(all="ignore"):
+            here = np.asarray(self._evaluate(prepared, self._working_args(problem, inputs)))
+            there = np.asarray(self._evaluate(prepared, self._working_args(problem, moved)))
+        return here.shape == there.shape and bool(np.all((here == there) | (np.isnan(here) & np.isnan(there))))
 
 
 class Richardson(FiniteDifference):

@@ -291,8 +291,53 @@ def test_complex_step_refuses_non_analytic(tag):
         np.testing.assert_allclose(g, [1.0, -1.0])
 
 
-def test_complex_step_runtime_guard_on_untagged_abs():
-    p = abs_problem(tags={"smooth"})       # mis-tagged: abs of a complex number is real
+def test_complex_step_refuses_an_untagged_abs_naming_the_op_and_line():
+    """A user's ridge + L1 objective carries no tags: the complex step used to return
+    status ok with the L1 term's gradient missing (np.abs of x + ih is the modulus)."""
+    def ridge_l1(xp, w):
+        return xp.sum(w ** 2) + 0.5 * xp.sum(xp.abs(w))   # the line the refusal names
+
+    line = ridge_l1.__code__.co_firstlineno + 1
+    p = Problem("ridge_l1", ridge_l1, fixed([1.0, -2.0, 0.5]), "ridge + L1", tags={"smooth"})
+    support = backends.get("fd-complex-step").supports(p)
+    assert not support
+    assert f"abs at test_finite_diff.py:{line}" in support.reason
+    with pytest.raises(BackendError, match="unsupported: complex step needs"):
+        grad_of("fd-complex-step", p)
+    (g,), _ = grad_of("fd-central", p)                     # the real methods still run
+    np.testing.assert_allclose(g, [2.5, -4.5, 1.5], rtol=1e-8)
+
+
+@pytest.mark.parametrize("op", ["sign", "linalg.norm"])
+def test_complex_step_refuses_other_non_analytic_ops(op):
+    fn = {"sign": lambda xp, x: xp.sum(x * xp.sign(x)),
+          "linalg.norm": lambda xp, x: xp.linalg.norm(x) + xp.sum(x)}[op]
+    p = Problem("non_analytic", fn, fixed([1.0, -2.0]), op, tags={"smooth"})
+    support = backends.get("fd-complex-step").supports(p)
+    assert not support and "complex step needs" in support.reason
+
+
+def test_complex_step_analytic_functions_still_run():
+    p = Problem("analytic", lambda xp, x: xp.sum(xp.exp(x) * xp.sin(x) + xp.maximum(x, 0.0)),
+                fixed([1.0, -2.0]), "exp sin + relu", tags={"smooth"})
+    assert backends.get("fd-complex-step").supports(p)
+    (g,), _ = grad_of("fd-complex-step", p)
+    x = np.array([1.0, -2.0])
+    np.testing.assert_allclose(g, np.exp(x) * (np.sin(x) + np.cos(x)) + (x > 0), rtol=1e-14)
+
+
+def test_complex_step_of_a_constant_function_is_zero():
+    p = Problem("constant", lambda xp, x: xp.asarray(3.0), fixed([1.5, -2.5]),
+                "constant", tags={"smooth"})
+    (g,), _ = grad_of("fd-complex-step", p)
+    assert np.array_equal(g, [0.0, 0.0])
+
+
+def test_complex_step_runtime_guard_when_the_engine_cannot_run_it():
+    # the engine cannot evaluate it (np.abs on a Tensor that requires grad), so nothing is
+    # known before the run; the run refuses the real value the complex input gave
+    p = Problem("np_abs", lambda xp, x: np.sum(np.abs(x)), fixed([1.0, -2.0]), "sum |x|",
+                tags={"smooth"})
     assert backends.get("fd-complex-step").supports(p)
     with pytest.raises(BackendError, match="returned a real .* for a complex input"):
         grad_of("fd-complex-step", p)
