@@ -34,7 +34,9 @@ NON_ANALYTIC = frozenset({"Abs", "Fabs", "Sign", "Real", "Imag", "Conj", "Angle"
 NON_ANALYTIC_PARTS = ("Norm", "Eigh", "Eigvalsh", "Svd", "Cholesky", "Qr", "Pinv")
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # diffcompare/
-_NUMPY = os.path.dirname(np.__file__)
+#: frames that are not the function's own code: the engine, NumPy, the contract's wrappers
+_NOT_USER = (os.path.join(_PACKAGE, "engine"), os.path.dirname(np.__file__),
+             os.path.join(_PACKAGE, "problems", "contract.py"), os.path.abspath(__file__))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,10 +77,11 @@ class Facts:
 
 
 def _user_line(frame) -> str:
-    """``file:line`` of the innermost frame outside diffcompare and NumPy (the user's code)."""
+    """``file:line`` of the innermost frame outside the engine, NumPy and the contract's
+    wrappers: the function's own code (a user's file, or the catalog's)."""
     while frame is not None:
         path = os.path.abspath(frame.f_code.co_filename)
-        if not (path.startswith(_PACKAGE) or path.startswith(_NUMPY)):
+        if not path.startswith(_NOT_USER):
             return f"{os.path.basename(path)}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
@@ -89,8 +92,7 @@ def ops_applied(fn, args, wrt) -> tuple:
     return ``(output Tensor, [OpUse, ...])``: every op applied to a tensor in the graph."""
     from ..engine import Function, Tensor, array_api
 
-    tensors = [Tensor(np.asarray(a, dtype=np.float64), requires_grad=i in wrt)
-               for i, a in enumerate(args)]
+    tensors = [Tensor(a, requires_grad=i in wrt) for i, a in enumerate(args)]
     apply_code = Function.apply.__func__.__code__
     uses = []
 

@@ -334,7 +334,7 @@ def test_complex_step_of_a_constant_function_is_zero():
 
 
 def test_complex_step_runtime_guard_when_the_engine_cannot_run_it():
-    # the engine cannot evaluate it (np.abs on a Tensor that requires grad), so nothing is
+    # the engine cannot evaluate it (np.abs of a Tensor), so nothing is
     # known before the run; the run refuses the real value the complex input gave
     p = Problem("np_abs", lambda xp, x: np.sum(np.abs(x)), fixed([1.0, -2.0]), "sum |x|",
                 tags={"smooth"})
