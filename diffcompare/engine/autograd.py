@@ -299,7 +299,12 @@ def _call_hooks(hooks, g, create_graph):
     for hook in list(hooks):
         new = hook(wrapped)
         if new is not None:
-            wrapped = new if isinstance(new, Tensor) else Tensor(new)
+            new = new if isinstance(new, Tensor) else Tensor(new)
+            if new.shape != wrapped.shape:   # PyTorch's check and message
+                raise RuntimeError(f"hook {getattr(hook, '__name__', repr(hook))!r} has changed "
+                                   f"the size of value (from {wrapped.shape} to {new.shape}); "
+                                   "a hook must return a gradient of the tensor's shape, or None.")
+            wrapped = new
     return wrapped if create_graph else wrapped.data
 
 

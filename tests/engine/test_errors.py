@@ -307,6 +307,23 @@ def test_register_hook_on_tensor_not_requiring_grad():
         Tensor([1.0]).register_hook(lambda g: g)
 
 
+@pytest.mark.parametrize("leaf", [True, False])
+def test_hook_returning_another_shape_is_refused_as_torch_does(leaf):
+    """The gradient a hook returns replaces the tensor's; one of another shape used to be
+    stored (x.grad of shape (1,) on a (2,) tensor)."""
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    watched = x if leaf else x * 2
+
+    def shrink(g):
+        return Tensor([1.0])
+
+    watched.register_hook(shrink)
+    with pytest.raises(RuntimeError, match=phrase("hook 'shrink' has changed the size of value")) as info:
+        (watched * 3).sum().backward()
+    assert "(2,)" in str(info.value) and "(1,)" in str(info.value)
+    assert x.grad is None
+
+
 def test_requires_grad_false_on_non_leaf():
     x = Tensor([1.0], requires_grad=True)
     y = x * 2
