@@ -312,3 +312,33 @@ def test_compiled_backend_bakes_integer_inputs_and_refuses_changed_ones():
     changed[ints[0]] = np.asarray(inputs[ints[0]])[::-1].copy()
     with pytest.raises(ValueError, match="baked into the program"):
         b.vjp(prepared, tuple(changed), cot)
+
+
+def test_a_parameter_read_from_a_closure_is_warned_about_and_baked_in():
+    """Eager fills W.grad; compile differentiates only its arguments, so it says so."""
+    rng = np.random.default_rng(3)
+    W = Tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    x = rng.standard_normal((4, 3))
+
+    def loss(x):
+        return ((x @ W) ** 2).sum()
+
+    with pytest.warns(UserWarning, match=r"1 tensor\(s\) that require grad but are not its "
+                                         r"arguments \(shapes \(3, 2\)\)") as record:
+        value, (g_x,) = compile(loss)(x)
+    assert record[0].filename == __file__
+    np.testing.assert_allclose(g_x, 2 * (x @ W.data) @ W.data.T, rtol=1e-12)
+    assert W.grad is None
+
+
+def test_arguments_and_constants_are_not_warned_about():
+    import warnings
+
+    target = np.ones((4, 2))
+
+    def loss(x, W):
+        return ((x @ W - target) ** 2).sum()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        compile(loss, wrt=(1,))(np.ones((4, 3)), np.ones((3, 2)))

@@ -62,7 +62,11 @@ unrolled; a branch decided by a traced value (``if x.sum() > 0``) becomes a
 guard checked on every call, and a call whose guard flips traces again (up to
 ``max_variants`` programs per signature, then a ``TraceError`` names the line).
 In-place updates of traced values and conversions to Python numbers are
-refused with a ``TraceError`` naming the operation and the line.
+refused with a ``TraceError`` naming the operation and the line.  Arrays and
+tensors the function reads from a closure or a global are baked in at trace
+time (as ``jax.jit`` does): a later change to them is not seen, and a tensor
+there that requires grad gets no gradient -- a warning says so; pass it as an
+argument and list it in ``wrt``.
 """
 from __future__ import annotations
 

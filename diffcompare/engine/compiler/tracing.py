@@ -108,6 +108,7 @@ def trace(fn, arrays, names, wrt, takes_xp):
                              "differentiates a scalar: reduce it (e.g. .sum()) first.")
         tr.phase = "backward"
         wrt_tensors = [tensors[i] for i in wrt]
+        _warn_captured_parameters(out, tensors)
         if wrt and out._requires_grad:
             roots = autograd._roots((out,), (None,), False)
             keys = autograd._capture_keys(wrt_tensors)
@@ -115,6 +116,49 @@ def trace(fn, arrays, names, wrt, takes_xp):
         else:
             grads = [None] * len(wrt)
     return tr, out.data, list(grads)
+
+
+def _warn_captured_parameters(out, arguments):
+    """Warn about leaves that require grad but are not arguments: tensors the function reads
+    from a closure or a global.  Eager fills their ``.grad``; the compiled program bakes
+    their values in as constants (as ``jax.jit`` does) and computes no gradient for them."""
+    from ..function import AccumulateGrad
+
+    mine = {id(t) for t in arguments}
+    seen, stack, captured = set(), [out.grad_fn], []
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, AccumulateGrad):
+            v = node.variable
+            if v is not None and id(v) not in mine:
+                captured.append(v)
+            continue
+        stack.extend(fn for fn, _ in node.next_functions)
+    if captured:
+        import warnings
+
+        shapes = ", ".join(str(t.shape) for t in captured)
+        warnings.warn(
+            f"compile: the function uses {len(captured)} tensor(s) that require grad but are not "
+            f"its arguments (shapes {shapes}), read from a closure or a global: the compiled "
+            "program bakes their current values in as constants and computes no gradient for "
+            "them (eager would fill their .grad). Pass them as arguments and list them in wrt.",
+            UserWarning, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` that points a warning at the first frame outside the engine."""
+    import os
+    import sys
+
+    engine = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frame, level = sys._getframe(2), 2
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(engine):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 __all__ = ["trace", "TraceError", "user_line"]
