@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import pickle
 import re
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -84,13 +85,11 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     ``make_inputs(size, seed) -> tuple of arrays`` and ``sizes``, or fixed ``inputs`` (a tuple
     of arrays; its size is the number of differentiated scalars); ``wrt`` says which
     arguments are differentiated.  ``backends``: names (default every available one).
-    ``results_dir``: where the runner writes (default a temporary folder; the rows are also
-    in the returned table).  ``timeout_s``, ``samples``, ``min_sample_s``: per cell, as in a
-    suite.
+    ``results_dir``: where the runner writes, a new or empty folder (default a temporary one,
+    removed afterwards; the rows are also in the returned table).  ``timeout_s``,
+    ``samples``, ``min_sample_s``: per cell, as in a suite.
     """
     from . import backends as _backends
-    from . import problems as _problems
-    from .runner import load_results
 
     problem, sizes = _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name)
     chosen = list(backends) if backends is not None else [
@@ -98,8 +97,42 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     unknown = [b for b in chosen if b not in _backends.names()]
     if unknown:
         raise ValueError(f"unknown backend(s) {unknown}; known backends: {', '.join(_backends.names())}.")
-    out = Path(results_dir) if results_dir is not None else Path(
-        tempfile.mkdtemp(prefix=f"diffcompare-{problem.name}-"))
+    if results_dir is not None:
+        out = Path(results_dir)
+        _refuse_a_folder_in_use(out)
+    else:
+        out = Path(tempfile.mkdtemp(prefix=f"diffcompare-{problem.name}-"))
+    try:
+        table = _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
+                              progress)
+    finally:
+        if results_dir is None:                     # a temporary folder: leave nothing behind
+            shutil.rmtree(out, ignore_errors=True)
+    table.results_dir = None if results_dir is None else str(out)
+    return table
+
+
+def _refuse_a_folder_in_use(out: Path):
+    """``compare`` starts a fresh run: a folder that already holds results is refused (a
+    fresh run would move them to ``*.bak``, and a second call would overwrite those)."""
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"results_dir {str(out)!r} is a file; give a folder (new or empty).")
+    held = sorted(p.name for p in out.glob("*") if p.name in _RUN_FILES) if out.is_dir() else []
+    if held:
+        raise ValueError(f"results_dir {str(out)!r} already holds a run ({', '.join(held)}); "
+                         "compare() starts a fresh run and would set those results aside: give "
+                         "a new or empty folder, or read the old run with "
+                         "diffcompare.results.load(results_dir).")
+
+
+#: files that say a folder holds a run's results
+_RUN_FILES = {"results.jsonl", "run.json", "results.jsonl.bak", "run.json.bak"}
+
+
+def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s, progress):
+    from . import problems as _problems
+    from .runner import load_results
+
     out.mkdir(parents=True, exist_ok=True)
     module = out / "compare_problem.py"
     module.write_text(_problem_module(problem))
@@ -114,7 +147,6 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
             _problems.unregister(problem.name)
     table = tidy(load_results(out))
     table.problem_name = problem.name
-    table.results_dir = str(out)
     return table
 
 
