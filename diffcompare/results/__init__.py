@@ -105,10 +105,7 @@ def load(results_dir) -> Results:
     """Read ``results_dir`` (see the module docstring)."""
     results_dir = Path(results_dir)
     rows = load_results(results_dir)
-    try:
-        run = read_run(results_dir)
-    except ValueError:
-        run = None
+    run = read_run(results_dir)     # a corrupt run.json: ResultsCorrupt, one line saying so
     catalog = read_catalog(results_dir)
     planned = ((run or {}).get("suite") or {}).get("studies") or []
     return Results(results_dir, rows, run, catalog, cells_table(rows, catalog),

@@ -38,7 +38,10 @@ import socket
 import threading
 from pathlib import Path
 
-from .schema import COLUMN_NAMES, COLUMNS, cell_key, now_iso
+from .schema import COLUMN_NAMES, COLUMNS, cell_key, now_iso, off_schema
+
+#: written to run.json; raised when the rows' schema changes incompatibly
+SCHEMA_VERSION = 1
 
 RESULTS_FILE = "results.jsonl"
 RUN_FILE = "run.json"
@@ -49,6 +52,14 @@ LOCK_FILE = "run.lock"
 
 class ResultsError(RuntimeError):
     """The results folder cannot be used as asked (another suite's results, ...)."""
+
+
+class ResultsCorrupt(ResultsError, ValueError):
+    """A file of the results folder cannot be read (truncated, not JSON, not the schema)."""
+
+
+class ResultsWarning(UserWarning):
+    """Rows of a results folder were left out of what was read (unreadable, off-schema)."""
 
 
 class ResultsLocked(ResultsError):
@@ -77,8 +88,10 @@ def scan_rows(path) -> tuple[list, int, list]:
 
     ``good_length`` is the byte length of the file up to the end of its last
     complete, readable line; anything after (a half-written line) is not a row.
-    An unreadable line followed by good ones is not a row either: it is returned
-    in ``bad_lines`` (its text), for the caller to set aside and count."""
+    An unreadable line followed by good ones is not a row either, nor is a complete
+    line whose row does not fit the schema (``schema.off_schema``: a ``size`` written
+    as ``"4"`` would name a cell of its own): each is returned in ``bad_lines`` (its
+    text), for the caller to set aside and count."""
     path = Path(path)
     if not path.exists():
         return [], 0, []
@@ -101,9 +114,20 @@ def scan_rows(path) -> tuple[list, int, list]:
         if not isinstance(row, dict):
             pending.append(line.decode("utf-8", errors="replace"))   # bad, if good lines follow
             continue
+        if off_schema(row) is not None:            # whole, but not a row of this schema
+            bad, pending, good_length = bad + pending + [line.decode("utf-8", "replace")], [], offset
+            continue
         rows.append(row)
         bad, pending, good_length = bad + pending, [], offset
     return rows, good_length, bad
+
+
+def _why_rejected(text: str) -> str:
+    try:
+        row = json.loads(text)
+    except ValueError:
+        return "not JSON"
+    return off_schema(row) or "not a row"
 
 
 def finished_cells(rows) -> set:
@@ -225,10 +249,11 @@ class ResultsLog:
         return state
 
     def _set_aside(self, lines):
-        """Append unreadable lines to ``results.rejected.jsonl`` (each as a JSON record)."""
+        """Append unreadable lines to ``results.rejected.jsonl`` (each as a JSON record with
+        the reason)."""
         with open(self.dir / REJECTED_FILE, "a", encoding="utf-8") as f:
             for text in lines:
-                f.write(json.dumps({"rejected_at": now_iso(), "why": "not a JSON object",
+                f.write(json.dumps({"rejected_at": now_iso(), "why": _why_rejected(text),
                                     "text": text}) + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -277,7 +302,7 @@ class ResultsLog:
         if run is None:
             stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
             run = {"run_id": f"{suite_info.get('name')}-{stamp}-{secrets.token_hex(3)}",
-                   "started_at": started, "suite": suite_info, "environment": environment,
+                   "schema_version": SCHEMA_VERSION, "started_at": started, "suite": suite_info, "environment": environment,
                    "sessions": []}
         else:
             session["resumed"] = True
@@ -299,7 +324,16 @@ def read_run(results_dir) -> dict | None:
     path = Path(results_dir) / RUN_FILE
     if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf-8"))
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ResultsCorrupt(f"{path} cannot be read ({type(exc).__name__}: {exc}); it may be "
+                             "truncated. Restore it, or start the run over in a new folder "
+                             "(the rows in results.jsonl are still readable).") from None
+    if not isinstance(run, dict) or not isinstance(run.get("suite", {}), dict):
+        raise ResultsCorrupt(f"{path} is not a run description (a JSON object with the run's "
+                             "suite, environment and sessions); restore it or use a new folder.")
+    return run
 
 
 def write_catalog(results_dir, catalog: dict) -> Path:
@@ -344,7 +378,15 @@ def load_results(results_dir):
     columns are the schema's, in order (integers as nullable ``Int64``)."""
     import pandas as pd
 
-    rows, _, _ = scan_rows(Path(results_dir) / RESULTS_FILE)
+    path = Path(results_dir) / RESULTS_FILE
+    rows, _, bad = scan_rows(path)
+    if bad:   # never dropped without a word; `diffcompare run` sets them aside for good
+        import warnings
+
+        warnings.warn(f"{path}: {len(bad)} line(s) are unreadable or do not fit the results "
+                      "schema and were left out of the table (they stay in the file; resuming "
+                      "the run sets them aside in results.rejected.jsonl and runs their cells "
+                      "again).", ResultsWarning, stacklevel=2)
     frame = pd.DataFrame.from_records([{c: r.get(c) for c in COLUMN_NAMES} for r in rows],
                                       columns=COLUMN_NAMES)
     for column in COLUMNS:

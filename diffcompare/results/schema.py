@@ -188,6 +188,44 @@ def make_row(**values) -> dict:
     return row
 
 
+_INT64 = (-2 ** 63, 2 ** 63 - 1)
+_KIND_CHECKS = {
+    "str": lambda v: isinstance(v, str),
+    "int": lambda v: isinstance(v, int) and not isinstance(v, bool) and _INT64[0] <= v <= _INT64[1],
+    "float": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "list": lambda v: isinstance(v, list),
+    "dict": lambda v: isinstance(v, dict),
+}
+
+
+def off_schema(row) -> str | None:
+    """Why ``row`` (read back from JSON) does not fit the schema, or None if it does: a
+    key column missing or of another type (a ``size`` written as ``"4"`` would name another
+    cell), an unknown status or phase, a value of the wrong kind (an integer beyond int64).
+
+    >>> off_schema(make_row(problem="p", size=4, seed=0, backend="b", dtype="float64",
+    ...                     phase="cell", status="ok")) is None
+    True
+    >>> off_schema({**make_row(problem="p", size=4, seed=0, backend="b", dtype="float64",
+    ...                        phase="cell", status="ok"), "size": "4"})
+    "column 'size' is '4', not an int"
+    """
+    if not isinstance(row, dict):
+        return f"a JSON {type(row).__name__}, not an object"
+    for name in KEY_COLUMNS:
+        if row.get(name) is None:
+            return f"key column {name!r} is missing"
+    if row.get("status") not in STATUSES:
+        return f"status {row.get('status')!r} is not one of {', '.join(STATUSES)}"
+    if row["phase"] not in PHASES:
+        return f"phase {row['phase']!r} is not one of {', '.join(PHASES)}"
+    for name, kind in _KINDS.items():
+        value = row.get(name)
+        if value is not None and not _KIND_CHECKS[kind](value):
+            return f"column {name!r} is {value!r:.40}, not {'an' if kind == 'int' else 'a'} {kind}"
+    return None
+
+
 def row_key(row: dict) -> tuple:
     """The (problem, size, seed, backend, dtype, phase) key of a row."""
     return tuple(row.get(c) for c in KEY_COLUMNS)
