@@ -21,9 +21,11 @@ _REGISTRY: dict[str, Problem] = {}
 
 def register(problem: Problem, replace: bool = False) -> Problem:
     """Add ``problem`` to the catalog (``replace=True`` to redefine a name)."""
+    _load_catalog()   # the built-in names first: a clash is the caller's, never the catalog's
     if problem.name in _REGISTRY and not replace:
-        raise ValueError(f"a problem named {problem.name!r} is already registered; "
-                         "pick another name or pass replace=True.")
+        raise ValueError(f"a problem named {problem.name!r} is already registered "
+                         f"({_REGISTRY[problem.name].description!r}); pick another name, or "
+                         "pass replace=True to redefine it.")
     _REGISTRY[problem.name] = problem
     return problem
 

@@ -15,6 +15,10 @@ from pathlib import Path
 DEFAULT_CELL_FUNCTION = "diffcompare.measure.cell:measure_cell"
 
 
+class ProblemModuleError(ImportError):
+    """A problem module raised while defining its problems (a name clash, a bad Problem)."""
+
+
 def import_problem_modules(modules, base_dir=None) -> None:
     """Import each entry so the problems it defines register themselves.
 
@@ -40,6 +44,9 @@ def import_problem_modules(modules, base_dir=None) -> None:
             sys.modules[name] = module
             try:
                 spec.loader.exec_module(module)
+            except ValueError as exc:        # a bad Problem or a name clash: the file's fault
+                del sys.modules[name]
+                raise ProblemModuleError(f"problem module {entry!r}: {exc}") from exc
             except BaseException:
                 del sys.modules[name]
                 raise
