@@ -196,6 +196,10 @@ class Tensor:
         return Tensor._make(self.data, vc=self._vc_or_new())
 
     def detach_(self) -> "Tensor":
+        if self.grad_fn is not None and self.grad_fn.is_view:
+            # detaching a view in place would cut its base's history too (PyTorch refuses)
+            raise RuntimeError("Can't detach views in-place. Use detach() instead: "
+                               "v = v.detach() makes a new tensor outside the graph.")
         self.grad_fn = None
         self.output_nr = 0
         self._requires_grad = False

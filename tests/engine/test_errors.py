@@ -399,3 +399,24 @@ def test_exp_overflow_gives_inf():
 def test_expand_dims_out_of_range_axis_is_an_error():
     with pytest.raises(ValueError, match=r"axis 5 is out of bounds.*\[-3, 2\]"):
         E.expand_dims(Tensor(np.ones((2, 3))), 5)
+
+
+def test_detach_in_place_of_a_view_is_refused_as_torch_does():
+    x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = x[1:]
+    with pytest.raises(RuntimeError, match=phrase("Can't detach views in-place. Use detach() instead")):
+        v.detach_()
+    assert v.grad_fn is not None and v.requires_grad     # left as it was
+    y = x * 2                                            # not a view: detached in place
+    assert y.detach_() is y and y.grad_fn is None and not y.requires_grad
+
+
+def test_a_float_index_tensor_gets_torchs_message_and_an_integer_one_indexes():
+    x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    with pytest.raises(IndexError, match=phrase("tensors used as indices must be long, int, byte "
+                                                "or bool tensors")) as info:
+        x[Tensor([0, 1, 1])]
+    assert "x[[0, 1, 1]]" in str(info.value)
+    y = x[Tensor(np.array([0, 1, 1]))]
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [1.0, 2.0, 0.0])

@@ -282,12 +282,21 @@ def _same_dtype(tensors):
 
 def _normalize_key(key):
     if isinstance(key, Tensor):
-        return key.data
+        return _index_data(key)
     if isinstance(key, tuple):
-        return tuple(k.data if isinstance(k, Tensor) else k for k in key)
+        return tuple(_index_data(k) if isinstance(k, Tensor) else k for k in key)
     if isinstance(key, list):
         return np.asarray(key)
     return key
+
+
+def _index_data(t: Tensor):
+    """An index tensor's array; a float one is refused as PyTorch refuses it."""
+    if t.dtype.kind not in "iub":
+        raise IndexError(f"tensors used as indices must be long, int, byte or bool tensors; this "
+                         f"one is {t.dtype} (Tensor([...]) makes floats): index with integers, "
+                         "e.g. x[Tensor(np.array([0, 1, 1]))] or x[[0, 1, 1]].")
+    return t.data
 
 
 def index(x, key):
