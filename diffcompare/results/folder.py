@@ -298,7 +298,8 @@ class ResultsLog:
         if run is not None and run.get("suite", {}).get("name") != suite_info.get("name"):
             raise ResultsError(
                 f"{self.dir} holds results of suite {run.get('suite', {}).get('name')!r}, not "
-                f"{suite_info.get('name')!r}; use another results folder or start over with fresh=True.")
+                f"{suite_info.get('name')!r}; use another results folder or start over "
+                "(--fresh on the command line, fresh=True in Python).")
         if run is None:
             stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
             run = {"run_id": f"{suite_info.get('name')}-{stamp}-{secrets.token_hex(3)}",

@@ -86,3 +86,11 @@ def test_a_corrupt_run_json_is_one_line_everywhere(tmp_path, text, capsys):
 def test_run_json_records_the_schema_version(tmp_path):
     run = ResultsLog(tmp_path).start_run({"name": "quick"}, {"hostname": "h"})
     assert run["schema_version"] == SCHEMA_VERSION == read_run(tmp_path)["schema_version"]
+
+
+def test_another_suites_folder_names_the_cli_flag(tmp_path):
+    from diffcompare.results.folder import ResultsError
+
+    ResultsLog(tmp_path).start_run({"name": "quick"}, {})
+    with pytest.raises(ResultsError, match="--fresh on the command line, fresh=True in Python"):
+        ResultsLog(tmp_path).start_run({"name": "smoke"}, {})
