@@ -30,7 +30,7 @@ def numerical_jacobian(func, inputs, eps: float = 1e-6):
 
     Returns one array per input, shaped ``out.shape + input.shape``.
     """
-    xs = [np.array(x, dtype=np.float64) for x in inputs]
+    xs = _float64_arrays(inputs)
 
     def f(*arrays):
         return np.array(func(*(Tensor(a) for a in arrays)).data, dtype=np.float64)
@@ -62,7 +62,7 @@ def gradcheck(func, inputs, eps: float = 1e-6, atol: float = 1e-5, rtol: float =
     nothing about the function in that precision.
     """
     _warn_if_not_double(inputs)
-    xs = [np.array(x, dtype=np.float64) for x in inputs]
+    xs = _float64_arrays(inputs)
     analytical = functional.jacobian(func, tuple(xs), allow_unused=True)
     numerical = numerical_jacobian(func, xs, eps)
     for i, (a, n) in enumerate(zip(analytical, numerical)):
@@ -81,7 +81,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps: float = 1e-6, atol: floa
     ``grad_outputs`` (the fixed ``v``) defaults to seeded random values.
     """
     _warn_if_not_double(inputs)
-    xs = [np.array(x, dtype=np.float64) for x in inputs]
+    xs = _float64_arrays(inputs)
     if grad_outputs is None:
         with enable_grad():
             out_shape = func(*(Tensor(x) for x in xs)).shape
@@ -96,6 +96,12 @@ def gradgradcheck(func, inputs, grad_outputs=None, eps: float = 1e-6, atol: floa
         return ops.concatenate([g.reshape(-1) for g in grads])
 
     return gradcheck(first_derivative, xs, eps, atol, rtol, raise_exception)
+
+
+def _float64_arrays(inputs) -> list:
+    """The inputs' values as float64 arrays: arrays, numbers, or Tensors (which may require
+    grad, as torch.autograd.gradcheck asks of its inputs)."""
+    return [np.array(x.data if isinstance(x, Tensor) else x, dtype=np.float64) for x in inputs]
 
 
 def _warn_if_not_double(inputs):

@@ -515,3 +515,13 @@ def test_numerical_jacobian_of_a_known_function():
     (jac0,) = numerical_jacobian(lambda t: t.sin(), [np.array(0.7)])
     assert jac0.shape == ()
     np.testing.assert_allclose(jac0, np.cos(0.7), rtol=1e-8)
+
+
+def test_gradcheck_takes_tensors_that_require_grad_as_torch_users_pass_them():
+    """torch.autograd.gradcheck asks for inputs with requires_grad=True; the engine's
+    gradcheck used to fail on them with "Can't call numpy() on Tensor that requires grad"."""
+    x = Tensor(np.array([0.3, -1.2, 2.0]), requires_grad=True)
+    w = Tensor(np.array([1.5, 0.5, -0.25]), requires_grad=True)
+    assert gradcheck(lambda a, b: (a.tanh() * b).sum(), (x, w), atol=1e-8, rtol=1e-6)
+    assert gradgradcheck(lambda a, b: (a.tanh() * b).sum(), (x, w), atol=1e-8, rtol=1e-6)
+    assert x.grad is None and x.requires_grad       # the inputs are left as they were
