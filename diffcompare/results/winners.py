@@ -35,10 +35,13 @@ WINNER_COLUMNS = ["problem", "size", "dtype", "criterion", "measure", "winners",
                   "tolerance", "compared", "seeds", "note"]
 
 #: Default tolerances: accuracy ties within ``ULPS`` units of the dtype's epsilon
-#: (on ρ, a relative error); memory ties within ``MEMORY_RTOL`` (or 1 KiB).
+#: (on ρ, a relative error); memory ties within ``MEMORY_RTOL`` (or MEMORY_ATOL).
 ULPS = 4
 MEMORY_RTOL = 0.05
-MEMORY_ATOL = 1024
+#: below this, bytes are the interpreter's and the measurement's own (a few small objects)
+MEMORY_ATOL = 16 * 1024
+#: accuracy ties also within this multiple of the exact methods' median rho (rounding level)
+ROUNDING_FACTOR = 4
 
 
 def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float = MEMORY_RTOL):
@@ -65,8 +68,11 @@ def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float 
     families) by ``gradient_s``; a method whose interquartile range of timing samples
     (``gradient_q1_s``..``gradient_q3_s``, else median ± ``gradient_iqr_s``/2) overlaps the
     fastest's is tied. "most accurate" compares every method by its largest ``error_rho``
-    over the seeds; within ``ulps`` × the dtype's machine epsilon of the best is a tie.
-    "least memory" compares ``peak_bytes``; within ``memory_rtol`` (or 1 KiB) of the least
+    over the seeds; within ``ulps`` × the dtype's machine epsilon of the best is a tie, and so
+    is anything at or below the exact methods' rounding level (``ROUNDING_FACTOR`` × the median
+    ρ of the exact methods, when three or more were measured): there the differences are the
+    function's own rounding noise.
+    "least memory" compares ``peak_bytes``; within ``memory_rtol`` (or 16 KiB) of the least
     is a tie; the note names the memory sources when they differ. Over several seeds,
     a method's value is its median (time) or its largest (error, memory) over the seeds.
     """
@@ -133,8 +139,12 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
         best = order[0]
         eps = float(np.finfo(np.dtype(dtype)).eps) if _is_float(dtype) else float(np.finfo(float).eps)
         atol = ulps * eps
-        tied = [b for b in order if value[b] <= value[best] + atol]
+        floor = _rounding_floor(rows, value)
+        tied = [b for b in order if value[b] <= max(value[best] + atol, floor)]
         tolerance = f"tied within {ulps:g} ulps of {dtype} on rho ({atol:.1e})"
+        if floor > value[best] + atol:
+            tolerance += (f", or within the exact methods' rounding level (rho <= {floor:.1e}: "
+                          f"{ROUNDING_FACTOR:g} x their median)")
     else:
         value = per[measure].max()
         order = value.sort_values(kind="mergesort").index
@@ -149,6 +159,21 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
     return {"measure": measure, "winners": tuple(tied), "best": float(value[best]),
             "tolerance": tolerance, "compared": tuple(order),
             "seeds": tuple(sorted(int(s) for s in common)), "note": "; ".join(notes)}
+
+
+def _rounding_floor(rows, value) -> float:
+    """The error level at which exact methods differ only by float rounding on this cell:
+    ``ROUNDING_FACTOR`` x the median rho of the exact methods, when at least three were
+    measured (a median, so one wrong rule cannot raise it); 0 otherwise.  All exact methods
+    compute the true derivative, so their spread is the function's own rounding noise at
+    these inputs, and no method is "more accurate" within it."""
+    if "family" not in rows:
+        return 0.0
+    exact = [b for b in value.index
+             if is_exact(rows.loc[rows["backend"] == b, "family"].iloc[0])]
+    if len(exact) < 3:
+        return 0.0
+    return ROUNDING_FACTOR * float(np.median(value[exact]))
 
 
 def _quartiles(rows, per):
@@ -168,4 +193,5 @@ def _is_float(dtype) -> bool:
         return False
 
 
-__all__ = ["winners", "CRITERIA", "WINNER_COLUMNS", "ULPS", "MEMORY_RTOL"]
+__all__ = ["winners", "CRITERIA", "WINNER_COLUMNS", "ULPS", "MEMORY_RTOL", "MEMORY_ATOL",
+           "ROUNDING_FACTOR"]

@@ -106,3 +106,39 @@ def test_members_of_an_agreement_reference_are_not_ranked_against_it():
     row = winners(cells, criteria=("most accurate",)).iloc[0]
     assert row["winners"] == ("jax-jit",) and set(row["compared"]) == {"jax-jit", "fd-central"}
     assert "not ranked against their own agreement: engine, torch" in row["note"]
+
+
+def test_rounding_level_accuracy_is_a_tie_not_a_winner():
+    """rosenbrock n=256: jax-jacfwd alone was crowned for 6.7e-16 against 1.9e-15; all four
+    exact methods are at the function's rounding level, so they tie; fd-central does not."""
+    cells = pd.DataFrame([
+        _cell("jax-jacfwd", "jax", rho=6.7e-16), _cell("jax-jit", "jax", rho=1.9e-15),
+        _cell("engine", "engine", rho=1.9e-15), _cell("torch", "torch", rho=1.5e-15),
+        _cell("fd-central", "finite-difference", rho=3e-10),
+    ])
+    w = _get(winners(cells), "most accurate")
+    assert set(w.winners) == {"jax-jacfwd", "jax-jit", "engine", "torch"}
+    assert w.winners[0] == "jax-jacfwd" and "rounding level" in w.tolerance
+
+
+def test_one_wrong_exact_method_does_not_raise_the_rounding_floor():
+    cells = pd.DataFrame([
+        _cell("jax-jacfwd", "jax", rho=6.7e-16), _cell("jax-jit", "jax", rho=1.9e-15),
+        _cell("engine", "engine", rho=1e-6), _cell("torch", "torch", rho=1.5e-15),
+    ])
+    w = _get(winners(cells), "most accurate")
+    assert "engine" not in w.winners and set(w.winners) == {"jax-jacfwd", "jax-jit", "torch"}
+
+
+def test_two_exact_methods_give_no_rounding_floor_only_ulps():
+    cells = pd.DataFrame([_cell("jax-jacfwd", "jax", rho=6.7e-16), _cell("engine", "engine", rho=1.9e-15)])
+    assert _get(winners(cells), "most accurate").winners == ("jax-jacfwd",)
+
+
+def test_interpreter_sized_memory_differences_tie():
+    """2.6 KiB against 9 KiB is the interpreter's overhead (a few small objects), not a
+    ranking; 60 KB is a difference."""
+    cells = pd.DataFrame([_cell("engine", "engine", peak=2662), _cell("manual", "manual", peak=9000),
+                          _cell("torch", "torch", peak=60_000)])
+    w = _get(winners(cells), "least memory")
+    assert w.winners == ("engine", "manual")
