@@ -336,19 +336,27 @@ class Cumprod(Function):
         return np.cumprod(a.data, axis)
 
     def backward(self, g):
-        axis = self.axis
-        x = self.saved_value("self")
-        y = self.saved_value("result")
-        xd = _data(x)
-        zero = xd == 0
-        if not zero.any():
-            return reverse_cumsum(g * y, axis) / x
-        seen = np.cumsum(zero, axis)
-        before = seen == 0                      # constant masks (Tracers when compiled)
-        first = zero & (seen == 1)
-        part = dual.where(before, reverse_cumsum(g * y, axis) / dual.where(before, x, 1.0))
-        y1 = cumprod(dual.where(~first, x, 1.0), axis)
-        return part + dual.where(first, reverse_cumsum(g * y1, axis))
+        return _cumprod_grad(g, self.saved_value("self"), self.saved_value("result"), self.axis)
+
+
+def _cumprod_grad(g, x, y, axis):
+    """The gradient of ``sum(g * y)``, ``y = cumprod(x, axis)``, in ``x`` (see ``Cumprod``)."""
+    zero = _data(x) == 0
+    if not zero.any():
+        return reverse_cumsum(g * y, axis) / x
+    seen = np.cumsum(zero, axis)
+    before = seen == 0                      # constant masks (Tracers when compiled)
+    first = zero & (seen == 1)
+    out = dual.where(before, reverse_cumsum(g * y, axis) / dual.where(before, x, 1.0))
+    x1 = dual.where(~first, x, 1.0)         # x with its first zero set to 1
+    y1 = cumprod(x1, axis)
+    out = out + dual.where(first, reverse_cumsum(g * y1, axis))
+    if type(x) is Tensor:
+        # create_graph: after the first zero the gradient is x[z] * (x1's gradient there),
+        # 0 in value but not in its derivative in x[z] (a second derivative torch has too)
+        xz = dual.where(first, x).sum(axis=axis, keepdims=True)
+        out = out + dual.where((seen > 0) & ~first, xz * _cumprod_grad(g, x1, y1, axis))
+    return out
 
 
 class Var(_Reduction):
