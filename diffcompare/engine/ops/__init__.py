@@ -540,10 +540,10 @@ def rot90(m, k=1, axes=(0, 1)):
     m = as_tensor(m)
     if len(axes) != 2:
         raise ValueError("rot90: `axes` must name 2 axes.")
-    a0, a1 = _axes_tuple(axes, m.ndim, "rot90") if m.ndim >= 2 else (None, None)
-    if a0 is None or a0 == a1:
+    if m.ndim < 2 or axes[0] % m.ndim == axes[1] % m.ndim:
         raise ValueError(f"rot90: axes {axes} must be two different axes of an array of at "
-                         "least 2 dimensions.")
+                         f"least 2 dimensions (shape {m.shape}).")
+    a0, a1 = _axes_tuple(axes, m.ndim, "rot90")
     k %= 4
     if k == 0:
         return m
@@ -710,6 +710,8 @@ def take(x, indices, axis=None):
     ``axis`` is None); repeated indices' gradients are summed."""
     x = as_tensor(x)
     idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+    if idx.size == 0:
+        idx = idx.astype(np.intp)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"take: indices must be integers; got dtype {idx.dtype}.")
     if axis is None:
