@@ -41,7 +41,7 @@ def asarray(x, dtype=None) -> Tensor:
     stacked, differentiable (``array``); else a constant Tensor."""
     if isinstance(x, Tensor):
         return x if dtype is None else ops.astype(x, dtype)
-    if isinstance(x, (list, tuple)):
+    if isinstance(x, (list, tuple)) and ops.array_has_tensor(x):
         return ops.array(x, dtype)
     return Tensor(x, dtype=dtype)
 

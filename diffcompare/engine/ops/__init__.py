@@ -881,17 +881,19 @@ def array(object, dtype=None):
     ``array_from_args``); without any Tensor, a constant (a copy)."""
     if isinstance(object, Tensor):
         out = object
-    elif isinstance(object, (list, tuple)) and _has_tensor(object):
+    elif isinstance(object, (list, tuple)) and array_has_tensor(object):
         out = _stack_nested(object, _first_tensor(object))
-    else:
-        return Tensor(np.array(object, dtype=dtype))
+    elif isinstance(object, np.ndarray):
+        return Tensor(object.copy(), dtype=dtype)
+    else:   # numbers and lists of numbers as the Tensor constructor takes them
+        return Tensor(object, dtype=dtype)
     return out if dtype is None else astype(out, dtype)
 
 
-def _has_tensor(obj):
+def array_has_tensor(obj):
     if isinstance(obj, Tensor):
         return True
-    return isinstance(obj, (list, tuple)) and builtins.any(_has_tensor(o) for o in obj)
+    return isinstance(obj, (list, tuple)) and builtins.any(array_has_tensor(o) for o in obj)
 
 
 def _first_tensor(obj):
@@ -906,7 +908,7 @@ def _first_tensor(obj):
 
 def _stack_nested(obj, like):
     if isinstance(obj, (list, tuple)):
-        if not _has_tensor(obj):
+        if not array_has_tensor(obj):
             return as_tensor(np.asarray(obj, dtype=like.dtype), like)
         parts = [_stack_nested(o, like) for o in obj]
         shapes = {p.shape for p in parts}
