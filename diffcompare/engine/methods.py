@@ -172,6 +172,18 @@ def _torch_methods(cls):
     cls.repeat_interleave = lambda self, repeats, dim=None: ops.repeat(self, repeats, dim)
     cls.diagonal = lambda self, offset=0, dim1=0, dim2=1: ops.diagonal(self, offset, dim1, dim2)
     cls.tile = lambda self, *reps: ops.tile(self, reps[0] if len(reps) == 1 else reps)
+    cls.repeat = _repeat
+
+
+def _repeat(self, *sizes):
+    """PyTorch's ``t.repeat(*sizes)``: copies along each dim (NumPy's ``tile``; NumPy's
+    ``repeat``, each element repeated, is ``t.repeat_interleave``)."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if len(sizes) < self.ndim:
+        raise RuntimeError(f"Number of dimensions of repeat dims ({len(sizes)}) can not be "
+                           f"smaller than number of dimensions of tensor ({self.ndim}); give "
+                           "one count per dim, or use np.tile's rule with xp.tile.")
+    return ops.tile(self, sizes)
 
 
 def install(cls=Tensor) -> None:

@@ -346,6 +346,12 @@ def test_torch_style_methods():
     check(lambda a: a.tile(2, 1), lambda a: a.tile(2, 1), [x])
     check(lambda a: a.sort(0), lambda a: a.sort(dim=0, stable=True)[0], [x])
     check(lambda a: a.tril(-1) + a.triu(2), lambda a: a.tril(-1) + a.triu(2), [x])
+    check(lambda a: a.repeat(2, 1, 3), lambda a: a.repeat(2, 1, 3), [x])
+    check(lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)), lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)), [x])
+    check(lambda a: a.diff(1, 0).take([0, 3, 3]) * a.trace(), lambda a: a.diff(1, 0).take(torch.tensor([0, 3, 3])) * a.trace(), [x])
+    check(lambda a: a.nansum(dim=1) + a.nanmean(1), lambda a: a.nansum(dim=1) + a.nanmean(1), [x])
+    with pytest.raises(RuntimeError, match="one count per dim"):
+        Tensor(x).repeat(2)
 
 
 F32 = [lambda a: E.flip(a, 0), lambda a: E.roll(a, 1), lambda a: E.tile(a, 2), lambda a: E.repeat(a, 2, 1),

@@ -197,7 +197,7 @@ def cumprod(x, axis=None):
     return _scan(Cumprod, x, axis)
 
 
-@register(xp="nansum")
+@register(kind="reduction", methods="nansum", xp="nansum")
 def nansum(x, axis=None, keepdims=False):
     """Sum ignoring NaNs (composed: ``sum(where(isnan(x), 0, x))``; NaNs get gradient 0)."""
     x = as_tensor(x)
@@ -205,7 +205,7 @@ def nansum(x, axis=None, keepdims=False):
     return sum(where(Tensor._make(np.isnan(x.data)), 0.0, x), axis, keepdims)
 
 
-@register(xp="nanmean")
+@register(kind="reduction", methods="nanmean", xp="nanmean")
 def nanmean(x, axis=None, keepdims=False):
     """Mean ignoring NaNs (composed: ``nansum / count``; NaNs get gradient 0)."""
     x = as_tensor(x)
@@ -243,7 +243,7 @@ def _axes_of(axis, ndim):
         [axis % ndim] if isinstance(axis, (int, np.integer)) else [ax % ndim for ax in axis])
 
 
-@register(xp="trace")
+@register(methods="trace", xp="trace")
 def trace(x, offset=0, axis1=0, axis2=1):
     """Sum of a diagonal (composed: ``sum(diagonal(x, offset, axis1, axis2), -1)``; PyTorch
     records one ``TraceBackward0``, this records ``DiagonalBackward0`` and ``SumBackward``)."""
@@ -395,7 +395,7 @@ def _axes_tuple(axis, ndim, what):
     return out
 
 
-@register(xp="moveaxis")
+@register(methods="moveaxis movedim", xp="moveaxis")
 def moveaxis(x, source, destination):
     """Move axes to new positions (composed: ``permute``, node ``PermuteBackward0``)."""
     x = as_tensor(x)
@@ -515,7 +515,7 @@ def flip(x, axis=None):
     return Flip.apply(x, axes=axes)
 
 
-@register(xp="flipud")
+@register(methods="flipud", xp="flipud")
 def flipud(x):
     """Flip axis 0 (composed: ``flip``)."""
     x = as_tensor(x)
@@ -524,7 +524,7 @@ def flipud(x):
     return flip(x, 0)
 
 
-@register(xp="fliplr")
+@register(methods="fliplr", xp="fliplr")
 def fliplr(x):
     """Flip axis 1 (composed: ``flip``)."""
     x = as_tensor(x)
@@ -533,7 +533,7 @@ def fliplr(x):
     return flip(x, 1)
 
 
-@register(xp="rot90")
+@register(methods="rot90", xp="rot90")
 def rot90(m, k=1, axes=(0, 1)):
     """Rotate by 90 degrees ``k`` times in the plane ``axes`` (composed: ``flip`` and
     ``permute``, as NumPy's own ``rot90``)."""
@@ -611,7 +611,7 @@ def repeat_interleave(x, repeats, dim=None):
     return repeat(x, repeats, dim)
 
 
-@register(xp="diff")
+@register(methods="diff", xp="diff")
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     """n-th discrete difference along ``axis`` (composed: slices and ``sub``, as PyTorch's)."""
     a = as_tensor(a)
@@ -704,7 +704,7 @@ def sort(x, axis=-1):
     return Sort.apply(x, axis=_axis(axis, x.ndim, "sort"))
 
 
-@register(xp="take")
+@register(methods="take", xp="take")
 def take(x, indices, axis=None):
     """NumPy's ``take`` (composed: ``IndexSelectBackward0`` on the flattened array when
     ``axis`` is None); repeated indices' gradients are summed."""

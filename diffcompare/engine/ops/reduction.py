@@ -1,4 +1,5 @@
-"""Reductions over axes (with ``keepdims``): sum, mean, max, min, logsumexp.
+"""Reductions over axes (with ``keepdims``): sum, mean, max, min, logsumexp, prod, var,
+std; and the scans cumsum and cumprod.
 
 The backward of a reduction puts the reduced axes back (as size 1) and
 broadcasts the gradient over them.  ``max``/``min`` with ties split the
@@ -14,6 +15,7 @@ from ..function import Function
 from ..tensor import Tensor
 from . import dual
 from .dual import add_reduce
+from .shape import Flip
 
 
 def normalize_axes(axis, ndim: int):
@@ -233,7 +235,6 @@ def _ones(shape, like):
 
 def flip(x, axes: tuple):
     """``np.flip`` of an array or Tracer; ``FlipBackward0`` recorded on a Tensor."""
-    from .shape import Flip
     return Flip.apply(x, axes=axes) if type(x) is Tensor else np.flip(x, axes)
 
 

@@ -1,4 +1,6 @@
-"""Shape ops: reshape, permute, broadcast, indexing, unbind/split, stack/concatenate.
+"""Shape ops: reshape, permute, broadcast, indexing, unbind/split, stack/concatenate, and
+NumPy's flip, roll, tile, repeat (index select), take_along_axis, sort, diagonal, diag,
+tril/triu and constant padding.
 
 These move values around without arithmetic, so each backward moves the
 gradient back the same way.  Views (reshape, permute, basic indexing, unbind,
@@ -275,7 +277,8 @@ class IndexSelect(Index):
     ``IndexSelectBackward0``; repeated entries' gradients are summed."""
 
     def forward(self, a, idx, axis):
-        self.key = (slice(None),) * axis + (idx,)
+        # along axis 0 the key is the index array itself: the backward's row scatter
+        self.key = idx if axis == 0 else (slice(None),) * axis + (idx,)
         self.in_shape = a.shape
         return np.take(a.data, idx, axis)
 
