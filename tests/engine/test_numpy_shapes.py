@@ -37,8 +37,14 @@ def test_moveaxis(shape, src, dst):
 @pytest.mark.parametrize("shape,axis,start", [((2, 3, 4), 2, 0), ((2, 3, 4), 0, 3), ((2, 3, 4), 1, 1),
                                               ((2, 1, 4), -1, 1)])
 def test_rollaxis(shape, axis, start):
-    check(lambda a: E.rollaxis(a, axis, start), lambda a: _jnp().rollaxis(a, axis, start),
-          [normal(shape, 2)], reference="jax")
+    ref_order = _rollaxis_order(len(shape), axis, start)
+    check(lambda a: E.rollaxis(a, axis, start), lambda a: a.permute(ref_order), [normal(shape, 2)])
+
+
+def _rollaxis_order(ndim, axis, start):
+    """The permutation np.rollaxis applies, read off an array whose axes all differ in length."""
+    probe = np.empty(tuple(range(2, ndim + 2)))
+    return [s - 2 for s in np.rollaxis(probe, axis, start).shape]
 
 
 @pytest.mark.parametrize("shape", [(2, 3, 4), (5,), (), (0, 3)])
@@ -76,14 +82,14 @@ def test_stacking(name, shapes):
 
 @pytest.mark.parametrize("a_shape,b_shape", BROADCAST_SHAPES)
 def test_append_flattened(a_shape, b_shape):
-    check(lambda a, b: E.append(a, b), lambda a, b: _jnp().append(a, b),
-          [normal(a_shape, 6), normal(b_shape, 7)], reference="jax")
+    check(lambda a, b: E.append(a, b), lambda a, b: torch.cat([a.ravel(), b.ravel()]),
+          [normal(a_shape, 6), normal(b_shape, 7)])
 
 
 @pytest.mark.parametrize("a_shape,b_shape,axis", [((2, 3), (1, 3), 0), ((2, 3), (2, 4), 1), ((2, 0), (2, 2), -1)])
 def test_append_on_an_axis(a_shape, b_shape, axis):
-    check(lambda a, b: E.append(a, b, axis), lambda a, b: _jnp().append(a, b, axis),
-          [normal(a_shape, 8), normal(b_shape, 9)], reference="jax")
+    check(lambda a, b: E.append(a, b, axis), lambda a, b: torch.cat([a, b], axis),
+          [normal(a_shape, 8), normal(b_shape, 9)])
 
 
 # --- flip, roll, rot90 ----------------------------------------------------------------------
@@ -107,10 +113,12 @@ def test_flipud_fliplr():
                                               ((3, 4), (1, 1), 0), ((0, 3), 1, 1)])
 def test_roll(shape, shift, axis):
     def ref(a):
-        if axis is not None and not isinstance(axis, int) or not isinstance(shift, int):
-            return _jnp().roll(a, shift, axis)
-        return _jnp().roll(a, shift, axis)
-    check(lambda a: E.roll(a, shift, axis), ref, [normal(shape, 12)], reference="jax")
+        if axis is None:
+            return torch.roll(a, shift)
+        if isinstance(axis, int) and not isinstance(shift, int):   # NumPy: each shift on axis
+            return torch.roll(a, (sum(shift),), (axis,))
+        return torch.roll(a, shift, axis)
+    check(lambda a: E.roll(a, shift, axis), ref, [normal(shape, 12)])
 
 
 def test_roll_method_is_torchs():
@@ -159,11 +167,8 @@ def test_diff_prepend_append():
 # --- pad ----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["constant", "edge", "reflect", "symmetric", "wrap"])
-@pytest.mark.parametrize("shape,width", [((5,), 2), ((3, 4), ((1, 2), (0, 3))), ((3, 4), (1,)),
-                                         ((2, 1, 3), ((0, 0), (2, 1), (1, 1)))])
+@pytest.mark.parametrize("shape,width", [((5,), 2), ((2, 1, 3), ((0, 0), (2, 1), (1, 2)))])
 def test_pad(mode, shape, width):
-    if mode == "reflect" and shape == (2, 1, 3):
-        width = ((0, 0), (0, 0), (2, 1))   # reflect of a length-1 axis is only the edge
     check(lambda a: E.pad(a, width, mode), lambda a: _jnp().pad(a, width, mode), [normal(shape, 19)],
           reference="jax")
 
@@ -185,11 +190,10 @@ def test_select(a_shape, b_shape):
     def engine(a, b):
         return E.select([a > 0.5, b < 0], [a, a * b], default=-1.0)
 
-    def ref(a, b):
-        jnp = _jnp()
-        return jnp.select([a > 0.5, b < 0], [jnp.broadcast_to(a, jnp.broadcast_shapes(a.shape, b.shape)),
-                                             a * b], default=-1.0)
-    check(engine, ref, [normal(a_shape, 21), normal(b_shape, 22)], reference="jax")
+    def ref(a, b):   # NumPy's select: the first true condition wins
+        default = torch.tensor(-1.0, dtype=a.dtype)
+        return torch.where(a > 0.5, a, torch.where(b < 0, a * b, default))
+    check(engine, ref, [normal(a_shape, 21), normal(b_shape, 22)])
 
 
 @pytest.mark.parametrize("name,shape,arg,axis", [
@@ -200,10 +204,9 @@ def test_numpy_split(name, shape, arg, axis):
     def engine(a):
         return E.concatenate([p * (i + 1) for i, p in enumerate(getattr(xp, name)(a, arg, axis))][::-1], axis)
 
-    def ref(a):
-        jnp = _jnp()
-        return jnp.concatenate([p * (i + 1) for i, p in enumerate(getattr(jnp, name)(a, arg, axis))][::-1], axis)
-    check(engine, ref, [normal(shape, 23)], reference="jax")
+    def ref(a):   # torch.tensor_split is NumPy's array_split (and split, where that divides)
+        return torch.cat([p * (i + 1) for i, p in enumerate(torch.tensor_split(a, arg, axis))][::-1], axis)
+    check(engine, ref, [normal(shape, 23)])
 
 
 @pytest.mark.parametrize("name,shape,arg", [("vsplit", (4, 3), 2), ("hsplit", (2, 6), [1, 3]),
@@ -213,9 +216,8 @@ def test_vhd_split(name, shape, arg):
         return E.concatenate([E.ravel(p) * (i + 1) for i, p in enumerate(getattr(E, name)(a, arg))])
 
     def ref(a):
-        jnp = _jnp()
-        return jnp.concatenate([jnp.ravel(p) * (i + 1) for i, p in enumerate(getattr(jnp, name)(a, arg))])
-    check(engine, ref, [normal(shape, 24)], reference="jax")
+        return torch.cat([torch.ravel(p) * (i + 1) for i, p in enumerate(getattr(torch, name)(a, arg))])
+    check(engine, ref, [normal(shape, 24)])
 
 
 def test_xp_split_is_numpys_and_the_method_torchs():
@@ -254,8 +256,10 @@ def test_sort_ties_go_back_in_stable_order():
 @pytest.mark.parametrize("shape,idx,axis", [((3, 4), [0, 5, 5, 11], None), ((3, 4), [[1, 1], [0, 2]], None),
                                             ((3, 4), [2, 0, 2], 1), ((3, 4), [1, -1], 0), ((3, 4), [], 1)])
 def test_take(shape, idx, axis):
-    check(lambda a: E.take(a, idx, axis), lambda a: _jnp().take(a, np.asarray(idx, int), axis),
-          [normal(shape, 26)], reference="jax")
+    def ref(a):
+        i = torch.tensor(idx, dtype=torch.long)
+        return a.reshape(-1)[i] if axis is None else a[(slice(None),) * axis + (i,)]
+    check(lambda a: E.take(a, idx, axis), ref, [normal(shape, 26)])
 
 
 @pytest.mark.parametrize("axis", [0, 1])
@@ -294,8 +298,8 @@ def test_linspace_in_start_and_stop(num, endpoint):
           [np.array(-0.7), np.array(1.9)], reference="jax")
 
 
-@pytest.mark.parametrize("a_shape,b_shape", BROADCAST_SHAPES)
-@pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("a_shape,b_shape,axis", [shapes + (0,) for shapes in BROADCAST_SHAPES]
+                         + [((2, 3), (), -1), ((4, 1, 3), (2, 3), 1)])
 def test_linspace_of_arrays(a_shape, b_shape, axis):
     check(lambda a, b: E.linspace(a, b, 4, axis=axis), lambda a, b: _jnp().linspace(a, b, 4, axis=axis),
           [normal(a_shape, 31), normal(b_shape, 32)], reference="jax")
