@@ -201,6 +201,20 @@ def test_float32_stays_float32(fn):
     assert t.grad.dtype == np.float32
 
 
+@pytest.mark.parametrize("fn", [lambda a: E.prod(a, 1), lambda a: E.prod(a), lambda a: E.cumprod(a, 1),
+                                lambda a: E.std(a, 1)])
+def test_float32_stays_float32_at_zeros(fn):
+    x = normal((3, 4), 13).astype(np.float32)
+    x[0, 1] = x[1, 1] = x[1, 3] = 0.0
+    x[2] = 1.0
+    t = Tensor(x, requires_grad=True)
+    out = fn(t)
+    (g,) = E.autograd.grad(out.sum(), [t], create_graph=True)
+    assert out.dtype == g.dtype == np.float32
+    (h,) = E.autograd.grad((g * g).sum(), [t])
+    assert h.dtype == np.float32 and np.isfinite(h.data).all()
+
+
 def test_bad_axes_say_what_to_do():
     t = Tensor(normal((2, 3), 12))
     with pytest.raises(ValueError, match="out of bounds"):

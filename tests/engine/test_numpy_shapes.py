@@ -86,7 +86,8 @@ def test_append_flattened(a_shape, b_shape):
           [normal(a_shape, 6), normal(b_shape, 7)])
 
 
-@pytest.mark.parametrize("a_shape,b_shape,axis", [((2, 3), (1, 3), 0), ((2, 3), (2, 4), 1), ((2, 0), (2, 2), -1)])
+@pytest.mark.parametrize("a_shape,b_shape,axis", [((2, 3), (1, 3), 0), ((2, 3), (2, 4), 1),
+                                                  ((2, 0), (2, 2), -1)])
 def test_append_on_an_axis(a_shape, b_shape, axis):
     check(lambda a, b: E.append(a, b, axis), lambda a, b: torch.cat([a, b], axis),
           [normal(a_shape, 8), normal(b_shape, 9)])
@@ -271,9 +272,9 @@ def test_take_along_axis(axis):
 
 # --- diag, diagonal, tril, triu -------------------------------------------------------------
 
-@pytest.mark.parametrize("shape,offset,axis1,axis2", [((3, 3), 0, 0, 1), ((3, 4), 1, 0, 1), ((4, 3), -2, 0, 1),
-                                                      ((2, 3, 4), 0, 2, 1), ((2, 3, 4), -1, 0, 2),
-                                                      ((3, 3), 5, 0, 1), ((1, 3), 0, 0, 1)])
+@pytest.mark.parametrize("shape,offset,axis1,axis2", [
+    ((3, 3), 0, 0, 1), ((3, 4), 1, 0, 1), ((4, 3), -2, 0, 1), ((2, 3, 4), 0, 2, 1), ((2, 3, 4), -1, 0, 2),
+    ((3, 3), 5, 0, 1), ((1, 3), 0, 0, 1)])
 def test_diagonal(shape, offset, axis1, axis2):
     check(lambda a: E.diagonal(a, offset, axis1, axis2), lambda a: torch.diagonal(a, offset, axis1, axis2),
           [normal(shape, 28)])
@@ -351,8 +352,10 @@ def test_torch_style_methods():
     check(lambda a: a.sort(0), lambda a: a.sort(dim=0, stable=True)[0], [x])
     check(lambda a: a.tril(-1) + a.triu(2), lambda a: a.tril(-1) + a.triu(2), [x])
     check(lambda a: a.repeat(2, 1, 3), lambda a: a.repeat(2, 1, 3), [x])
-    check(lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)), lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)), [x])
-    check(lambda a: a.diff(1, 0).take([0, 3, 3]) * a.trace(), lambda a: a.diff(1, 0).take(torch.tensor([0, 3, 3])) * a.trace(), [x])
+    check(lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)),
+          lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)), [x])
+    check(lambda a: a.diff(1, 0).take([0, 3, 3]) * a.trace(),
+          lambda a: a.diff(1, 0).take(torch.tensor([0, 3, 3])) * a.trace(), [x])
     check(lambda a: a.nansum(dim=1) + a.nanmean(1), lambda a: a.nansum(dim=1) + a.nanmean(1), [x])
     with pytest.raises(RuntimeError, match="one count per dim"):
         Tensor(x).repeat(2)
