@@ -413,3 +413,53 @@ def test_compiled_program_calls_numpys_functions():
 def test_bad_input_says_what_to_do(call, error, match):
     with pytest.raises(error, match=match):
         call(Tensor(normal((3, 4), 41)))
+
+
+# --- the xp names mean what NumPy's do (defaults included) ----------------------------------
+
+X = np.arange(24.0).reshape(2, 3, 4) ** 1.5 % 7.0   # distinct-ish values, some ties
+NUMPY_CALLS = [
+    ("prod", (X,), {}), ("prod", (X, 1), {"keepdims": True}), ("var", (X,), {}), ("std", (X, 2), {"ddof": 1}),
+    ("cumsum", (X,), {}), ("cumprod", (X / 7 + 0.5, 1), {}), ("trace", (X,), {}),
+    ("diagonal", (X, 1, 1, 2), {}),
+    ("diag", (X[0],), {}), ("diag", (X[0, 0], -1), {}), ("tril", (X, -1), {}), ("triu", (X,), {}),
+    ("nansum", (np.where(X > 5, np.nan, X), 0), {}), ("nanmean", (np.where(X > 5, np.nan, X),), {}),
+    ("average", (X, 1, np.arange(1.0, 4.0)), {}), ("moveaxis", (X, 0, -1), {}), ("rollaxis", (X, 2), {}),
+    ("ravel", (X,), {}), ("repeat", (X, 2), {}), ("repeat", (X, [1, 0, 2], 1), {}), ("tile", (X, (2, 1)), {}),
+    ("diff", (X,), {}), ("diff", (X, 2, 0), {}), ("roll", (X, 3), {}), ("roll", (X, (1, 2), (0, 2)), {}),
+    ("flip", (X,), {}), ("flipud", (X,), {}), ("fliplr", (X,), {}), ("rot90", (X,), {}),
+    ("rot90", (X, 3, (1, 2)), {}), ("atleast_3d", (X[0, 0],), {}), ("vstack", ([X[0], X[1, 0]],), {}),
+    ("hstack", ([X[0], X[1]],), {}), ("column_stack", ([X[0, 0], X[1, 0]],), {}),
+    ("dstack", ([X[0], X[1]],), {}),
+    ("append", (X, X[0]), {}), ("append", (X, X[:1], 0), {}), ("pad", (X, 1), {}),
+    ("pad", (X, ((0, 0), (1, 2), (2, 0))), {"mode": "symmetric"}), ("sort", (X,), {}),
+    ("sort", (X, None), {}),
+    ("sort", (X, 0), {}), ("take", (X, [3, 3, 0]), {}), ("take", (X, [[2], [0]], 1), {}),
+    ("take_along_axis", (X, np.argsort(X, 1), 1), {}), ("linspace", (0.5, 2.0, 6), {}),
+    ("linspace", (X[0], X[1], 3), {"endpoint": False, "axis": -1}),
+    ("select", ([X > 4, X < 1], [X, -X], 9.0), {}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", NUMPY_CALLS, ids=[c[0] for c in NUMPY_CALLS])
+def test_xp_names_mean_numpys(name, args, kwargs):
+    def engine_arg(a):
+        if isinstance(a, np.ndarray) and a.dtype.kind == "f":
+            return Tensor(a)
+        if isinstance(a, list) and a and isinstance(a[0], np.ndarray) and a[0].dtype.kind == "f":
+            return [Tensor(v) for v in a]
+        return a
+    ours = getattr(xp, name)(*map(engine_arg, args), **kwargs)
+    theirs = getattr(np, name)(*args, **kwargs)
+    assert ours.shape == np.shape(theirs)
+    np.testing.assert_allclose(ours.data, theirs, rtol=1e-13, atol=0, equal_nan=True)
+
+
+@pytest.mark.parametrize("name,arg", [("split", 2), ("split", [1, 3]), ("array_split", 3), ("hsplit", 3),
+                                      ("vsplit", [1]), ("dsplit", 2)])
+def test_xp_splits_mean_numpys(name, arg):
+    ours = getattr(xp, name)(Tensor(X), arg)
+    theirs = getattr(np, name)(X, arg)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o.data, t)
