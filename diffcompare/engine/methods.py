@@ -19,6 +19,7 @@ import numpy as np
 
 from . import array_api, autograd, ops
 from .ops import elementwise as _ew
+from .ops.shape import sort_order
 from .tensor import _NUMBERS, Tensor, _const, _data
 
 # Comparisons give boolean tensors outside the graph: operator -> NumPy function.
@@ -173,6 +174,14 @@ def _torch_methods(cls):
     cls.diagonal = lambda self, offset=0, dim1=0, dim2=1: ops.diagonal(self, offset, dim1, dim2)
     cls.tile = lambda self, *reps: ops.tile(self, reps[0] if len(reps) == 1 else reps)
     cls.repeat = _repeat
+    cls.sort = _sort
+
+
+def _sort(self, dim=-1, descending=False, stable=True):
+    """PyTorch's ``t.sort(dim, descending)``: ``(values, indices)``, stably (ties in order;
+    ``stable`` is accepted and always holds).  The array namespace's ``sort`` is NumPy's."""
+    values = ops.sort(self, dim, descending=descending)
+    return values, Tensor._make(sort_order(self.data, dim, descending))
 
 
 def _repeat(self, *sizes):

@@ -333,7 +333,7 @@ def test_array_from_a_nested_list_of_tensors_and_numbers():
 def test_node_names_are_torchs():
     t = Tensor(normal((3, 4), 36), requires_grad=True)
     names = {
-        "FlipBackward0": E.flip(t, 0), "RollBackward0": E.roll(t, 1, 1), "SortBackward0": E.sort(t),
+        "FlipBackward0": E.flip(t, 0), "RollBackward0": E.roll(t, 1, 1), "SortBackward0": t.sort()[0],
         "RepeatBackward0": E.tile(t, 2), "IndexSelectBackward0": E.repeat(t, 2, 0),
         "DiagonalBackward0": E.diagonal(t), "DiagEmbedBackward0": E.diag(t[0]),
         "TrilBackward0": E.tril(t), "TriuBackward0": E.triu(t), "GatherBackward0":
@@ -349,7 +349,12 @@ def test_torch_style_methods():
     check(lambda a: a.repeat_interleave(2, dim=1), lambda a: a.repeat_interleave(2, dim=1), [x])
     check(lambda a: a.diagonal(1), lambda a: a.diagonal(1), [x])
     check(lambda a: a.tile(2, 1), lambda a: a.tile(2, 1), [x])
-    check(lambda a: a.sort(0), lambda a: a.sort(dim=0, stable=True)[0], [x])
+    check(lambda a: a.sort(0)[0], lambda a: a.sort(dim=0, stable=True)[0], [x])
+    ties = np.array([[1.0, 0.5, 1.0, 0.5, 1.0], [2.0, 2.0, 2.0, -1.0, 2.0]])
+    check(lambda a: a.sort(1, descending=True)[0], lambda a: a.sort(dim=1, descending=True, stable=True)[0],
+          [ties])
+    np.testing.assert_array_equal(Tensor(ties).sort(descending=True)[1].data,
+                                  torch.tensor(ties).sort(descending=True, stable=True)[1].numpy())
     check(lambda a: a.tril(-1) + a.triu(2), lambda a: a.tril(-1) + a.triu(2), [x])
     check(lambda a: a.repeat(2, 1, 3), lambda a: a.repeat(2, 1, 3), [x])
     check(lambda a: a.movedim(0, 1).fliplr().rot90(1, (0, 1)),

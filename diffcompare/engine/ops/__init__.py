@@ -471,7 +471,7 @@ def atleast_3d(*arys):
     return _each(3, arys)
 
 
-@register(xp="vstack row_stack")
+@register(xp="vstack")
 def vstack(tup):
     """Stack rows (composed: ``concatenate`` of ``atleast_2d``)."""
     return concatenate([_atleast(t, 2) for t in _same_dtype(tup)], 0)
@@ -694,14 +694,14 @@ def dsplit(x, indices_or_sections):
     return numpy_split(x, indices_or_sections, 2)
 
 
-@register(methods="sort", xp="sort")
-def sort(x, axis=-1):
-    """Sorted along ``axis`` (flattened if None), stable: ``SortBackward0``.  The method
-    returns values only (NumPy's), not PyTorch's (values, indices)."""
+@register(xp="sort")   # method: PyTorch's t.sort(dim, descending) -> (values, indices) (methods)
+def sort(x, axis=-1, *, descending=False):
+    """Sorted along ``axis`` (flattened if None), stable: ``SortBackward0``; ties keep their
+    order (also ``descending``, as ``torch.sort(stable=True)``)."""
     x = as_tensor(x)
     if axis is None:
         x, axis = Reshape.apply(x, shape=(-1,)), 0
-    return Sort.apply(x, axis=_axis(axis, x.ndim, "sort"))
+    return Sort.apply(x, axis=_axis(axis, x.ndim, "sort"), descending=descending)
 
 
 @register(methods="take", xp="take")

@@ -317,17 +317,23 @@ class Sort(Index):
 
     basic = True   # a permutation: the scatter back needs no accumulation
 
-    def forward(self, a, axis):
+    def forward(self, a, axis, descending=False):
         x = a.data
         self.in_shape = x.shape
-        if not self.needs_input_grad:
+        if not self.needs_input_grad and not descending:
             return np.sort(x, axis, kind="stable")
-        order = np.argsort(x, axis, kind="stable")
+        order = sort_order(x, axis, descending)
         self.key = along_axis_key(order, axis, x.shape)
         return np.take_along_axis(x, order, axis)
 
     def name(self):
         return "SortBackward0"
+
+
+def sort_order(x, axis, descending=False):
+    """The stable sorting permutation along ``axis`` (descending: the largest first, ties
+    still in their order)."""
+    return np.argsort(-x if descending else x, axis, kind="stable")
 
 
 class Diagonal(Function):
