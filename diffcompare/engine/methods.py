@@ -140,14 +140,14 @@ def _correction(unbiased, correction, ddof):
 
 def _var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
          ddof=None, keepdims=None):
-    return ops.var(self, dim if axis is None else axis, _correction(unbiased, correction, ddof),
-                   keepdim if keepdims is None else keepdims)
+    return ops.var(self, dim if axis is None else axis, ddof=_correction(unbiased, correction, ddof),
+                   keepdims=keepdim if keepdims is None else keepdims)
 
 
 def _std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
          ddof=None, keepdims=None):
-    return ops.std(self, dim if axis is None else axis, _correction(unbiased, correction, ddof),
-                   keepdim if keepdims is None else keepdims)
+    return ops.std(self, dim if axis is None else axis, ddof=_correction(unbiased, correction, ddof),
+                   keepdims=keepdim if keepdims is None else keepdims)
 
 
 def _flatten(self, start_dim=0, end_dim=-1):

@@ -89,7 +89,8 @@ def _torch_moment(name, axis, ddof, keepdims):
     ((2, 3, 4), (0, 2), 1, True), ((2, 3, 4), -1, 2, False), ((4, 1), 0, 0, False),
 ])
 def test_var_std(name, shape, axis, ddof, keepdims):
-    check(lambda a: getattr(E, name)(a, axis, ddof, keepdims), _torch_moment(name, axis, ddof, keepdims),
+    check(lambda a: getattr(E, name)(a, axis, ddof=ddof, keepdims=keepdims),
+          _torch_moment(name, axis, ddof, keepdims),
           [normal(shape, 3)])
 
 

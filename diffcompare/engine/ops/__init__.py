@@ -158,13 +158,13 @@ def prod(x, axis=None, keepdims=False):
 
 
 @register(xp="var")   # method: PyTorch's t.var(dim, unbiased, keepdim, correction=) (methods)
-def var(x, axis=None, ddof=0, keepdims=False):
+def var(x, axis=None, *, ddof=0, keepdims=False):
     """NumPy's variance: ``sum((x - mean)**2) / (N - ddof)`` (``VarBackward0``)."""
     return Var.apply(as_tensor(x), axis=axis, keepdims=keepdims, ddof=ddof)
 
 
 @register(xp="std")   # method: PyTorch's t.std(dim, unbiased, keepdim, correction=) (methods)
-def std(x, axis=None, ddof=0, keepdims=False):
+def std(x, axis=None, *, ddof=0, keepdims=False):
     """NumPy's standard deviation (``StdBackward0``); where it is 0 its gradient is 0, as
     PyTorch's (not nan)."""
     return Std.apply(as_tensor(x), axis=axis, keepdims=keepdims, ddof=ddof)
