@@ -37,9 +37,12 @@ newaxis = None
 
 
 def asarray(x, dtype=None) -> Tensor:
-    """``x`` if it is already a Tensor (graph kept), else a constant Tensor."""
+    """``x`` if it is already a Tensor (graph kept); a (nested) list of Tensors and numbers
+    stacked, differentiable (``array``); else a constant Tensor."""
     if isinstance(x, Tensor):
         return x if dtype is None else ops.astype(x, dtype)
+    if isinstance(x, (list, tuple)) and ops.array_has_tensor(x):
+        return ops.array(x, dtype)
     return Tensor(x, dtype=dtype)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from . import array_api, autograd, ops
 from .ops import elementwise as _ew
+from .ops.shape import sort_order
 from .tensor import _NUMBERS, Tensor, _const, _data
 
 # Comparisons give boolean tensors outside the graph: operator -> NumPy function.
@@ -126,6 +127,74 @@ def _table_methods(op) -> dict:
                          else op.function)
 
 
+# PyTorch's spellings of NumPy's reductions and shape functions (issue 19): torch's keywords
+# (dim, keepdim, unbiased / correction, dims, shifts) and torch's defaults (t.var() is the
+# unbiased variance, correction=1, as torch.var; the array namespace's var is NumPy's, ddof=0).
+def _correction(unbiased, correction, ddof):
+    if ddof is not None:
+        return ddof
+    if correction is not None:
+        return correction
+    return 0 if unbiased is False else 1
+
+
+def _var(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+         ddof=None, keepdims=None):
+    return ops.var(self, dim if axis is None else axis, ddof=_correction(unbiased, correction, ddof),
+                   keepdims=keepdim if keepdims is None else keepdims)
+
+
+def _std(self, dim=None, unbiased=None, keepdim=False, *, correction=None, axis=None,
+         ddof=None, keepdims=None):
+    return ops.std(self, dim if axis is None else axis, ddof=_correction(unbiased, correction, ddof),
+                   keepdims=keepdim if keepdims is None else keepdims)
+
+
+def _flatten(self, start_dim=0, end_dim=-1):
+    """PyTorch's ``t.flatten(start_dim, end_dim)``: those dims merged into one."""
+    if self.ndim == 0:
+        return ops.reshape(self, (1,))
+    start, end = start_dim % self.ndim, end_dim % self.ndim
+    return ops.reshape(self, self.shape[:start] + (-1,) + self.shape[end + 1:])
+
+
+def _scan_method(fn):
+    def method(self, dim=None, *, axis=None):
+        return fn(self, dim if axis is None else axis)
+    return method
+
+
+def _torch_methods(cls):
+    cls.var, cls.std, cls.flatten = _var, _std, _flatten
+    cls.ravel = ops.ravel
+    cls.cumsum, cls.cumprod = _scan_method(ops.cumsum), _scan_method(ops.cumprod)
+    cls.flip = lambda self, *dims: ops.flip(self, dims[0] if len(dims) == 1 else dims)
+    cls.roll = lambda self, shifts, dims=None: ops.roll(self, shifts, dims)
+    cls.repeat_interleave = lambda self, repeats, dim=None: ops.repeat(self, repeats, dim)
+    cls.diagonal = lambda self, offset=0, dim1=0, dim2=1: ops.diagonal(self, offset, dim1, dim2)
+    cls.tile = lambda self, *reps: ops.tile(self, reps[0] if len(reps) == 1 else reps)
+    cls.repeat = _repeat
+    cls.sort = _sort
+
+
+def _sort(self, dim=-1, descending=False, stable=True):
+    """PyTorch's ``t.sort(dim, descending)``: ``(values, indices)``, stably (ties in order;
+    ``stable`` is accepted and always holds).  The array namespace's ``sort`` is NumPy's."""
+    values = ops.sort(self, dim, descending=descending)
+    return values, Tensor._make(sort_order(self.data, dim, descending))
+
+
+def _repeat(self, *sizes):
+    """PyTorch's ``t.repeat(*sizes)``: copies along each dim (NumPy's ``tile``; NumPy's
+    ``repeat``, each element repeated, is ``t.repeat_interleave``)."""
+    sizes = tuple(sizes[0]) if len(sizes) == 1 and not isinstance(sizes[0], int) else sizes
+    if len(sizes) < self.ndim:
+        raise RuntimeError(f"Number of dimensions of repeat dims ({len(sizes)}) can not be "
+                           f"smaller than number of dimensions of tensor ({self.ndim}); give "
+                           "one count per dim, or use np.tile's rule with xp.tile.")
+    return ops.tile(self, sizes)
+
+
 def install(cls=Tensor) -> None:
     """Set every operator and method on ``cls``."""
     for op in ops.OPS.values():
@@ -140,7 +209,7 @@ def install(cls=Tensor) -> None:
     cls.__iter__ = lambda self: iter(ops.unbind(self, 0))
     cls.zero_ = lambda self: ops.inplace(self, _ew.Mul, 0.0)
     cls.reshape = cls.view = _reshape
-    cls.flatten = lambda self: ops.reshape(self, (-1,))
+    _torch_methods(cls)
     cls.transpose, cls.permute = _transpose, _permute
     cls.t = lambda self: ops.permute(self, None)
     cls.T = property(lambda self: ops.permute(self, None))

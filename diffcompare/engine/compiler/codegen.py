@@ -24,7 +24,8 @@ _INLINE_ALWAYS = {("method", "T")}
 _INLINE_ONCE = {"lt", "le", "gt", "ge", "eq", "ne", "neg", "invert"}
 _VIEWS = {("method", "T"), ("method", "reshape"), ("method", "transpose"), ("method", "swapaxes"),
           "getitem", ("call", "broadcast_to"), ("call", "transpose"), ("call", "moveaxis"),
-          ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape")}
+          ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape"),
+          ("call", "flip"), ("call", "diagonal")}
 _HELPERS = {"index_add": "index_add"}
 _AUGMENTED = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "pow": "**="}
 _OPERATOR_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
@@ -211,7 +212,7 @@ class Program:
             return f"({inner},)" if len(x) == 1 else f"({inner})"
         if type(x) is list:
             return "[" + ", ".join(self._arg(v) for v in x) + "]"
-        if x is None or x is Ellipsis:
+        if x is None or x is Ellipsis or type(x) is str:   # (np.argsort's kind="stable")
             return repr(x)
         if type(x) is slice:
             return f"slice({x.start!r}, {x.stop!r}, {x.step!r})"

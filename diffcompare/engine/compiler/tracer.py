@@ -449,7 +449,10 @@ _NUMPY_FUNCTIONS = {"where", "broadcast_to", "transpose", "stack", "concatenate"
                     "moveaxis", "max", "min", "amax", "amin", "sum", "all", "any", "vdot", "dot",
                     "sign", "isfinite", "exp", "log", "outer", "squeeze", "expand_dims",
                     "zeros_like", "ones_like", "reshape", "swapaxes", "clip", "copy",
-                    "array_split", "unstack"}
+                    "array_split", "unstack",
+                    # NumPy's reductions, scans, sorting and shape functions (issue 19)
+                    "prod", "cumsum", "cumprod", "flip", "roll", "tile", "take",
+                    "take_along_axis", "argsort", "sort", "diagonal", "tril", "triu", "pad"}
 
 
 def _key_text(key):

@@ -25,7 +25,7 @@ import threading
 from .. import autograd, grad_mode
 from ..ops import dual
 from ..tensor import Tensor, data_types
-from .tracer import Trace, TraceError, Tracer, _apply, user_line
+from .tracer import Trace, TraceError, Tracer, _apply, _trace_of, user_line
 
 _LOCK = threading.RLock()
 
@@ -57,7 +57,8 @@ def _label_gradients(node, output_nr, out: Tracer):
 
 
 def _index_add_array(g, key, shape, accumulate):
-    if type(g) is not Tracer:
+    # a traced gradient, or a traced index (sort's permutation, computed when called)
+    if type(g) is not Tracer and _trace_of(key if type(key) is tuple else (key,)) is None:
         return _ORIGINAL["index_add_array"](g, key, shape, accumulate)
     return _apply(("call", "index_add"), _ORIGINAL["index_add_array"], (g, key, tuple(shape), accumulate))
 

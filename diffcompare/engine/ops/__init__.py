@@ -12,6 +12,7 @@ elementwise op is one line below plus its ``Function``.
 from __future__ import annotations
 
 import builtins
+import math
 
 import numpy as np
 
@@ -20,10 +21,11 @@ from ..function import AccumulateGrad
 from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
 from .linalg import Matmul
 from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
-from .reduction import LogSumExp, Max, Mean, Min, Sum
+from .reduction import Cumprod, Cumsum, LogSumExp, Max, Mean, Min, Prod, Std, Sum, Var
 from .registry import OPS, register
-from .shape import (BroadcastTo, Cat, Index, IndexPut, IndexView, Permute, Reshape, Split, Stack,
-                    SumTo, Unbind, is_basic_index)
+from .shape import (BroadcastTo, Cat, ConstantPadNd, DiagEmbed, Diagonal, Flip, Index, IndexPut,
+                    IndexSelect, IndexView, Permute, Reshape, Roll, Sort, Split, Stack, SumTo,
+                    TakeAlongAxis, Tile, Tril, Triu, Unbind, is_basic_index)
 from . import dual, elementwise as ew
 
 
@@ -144,6 +146,108 @@ def softmax(x, axis=-1):
 @register(methods="log_softmax")
 def log_softmax(x, axis=-1):
     return LogSoftmax.apply(as_tensor(x), axis=axis)
+
+
+# --- NumPy's reductions and scans (issue 19) ----------------------------------------
+
+@register(kind="reduction", methods="prod", xp="prod")
+def prod(x, axis=None, keepdims=False):
+    """Product over axes (``ProdBackward0`` / ``ProdBackward1``); zeros handled exactly, as
+    PyTorch: a slice's only zero gets the product of the others, the rest of it 0."""
+    return Prod.apply(as_tensor(x), axis=axis, keepdims=keepdims)
+
+
+@register(xp="var")   # method: PyTorch's t.var(dim, unbiased, keepdim, correction=) (methods)
+def var(x, axis=None, *, ddof=0, keepdims=False):
+    """NumPy's variance: ``sum((x - mean)**2) / (N - ddof)`` (``VarBackward0``)."""
+    return Var.apply(as_tensor(x), axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+@register(xp="std")   # method: PyTorch's t.std(dim, unbiased, keepdim, correction=) (methods)
+def std(x, axis=None, *, ddof=0, keepdims=False):
+    """NumPy's standard deviation (``StdBackward0``); where it is 0 its gradient is 0, as
+    PyTorch's (not nan)."""
+    return Std.apply(as_tensor(x), axis=axis, keepdims=keepdims, ddof=ddof)
+
+
+def _scan(cls, x, axis):
+    x = as_tensor(x)
+    if axis is None:   # NumPy: over the flattened array
+        x, axis = Reshape.apply(x, shape=(-1,)), 0
+    return cls.apply(x, axis=_axis(axis, x.ndim, cls.__name__.lower()))
+
+
+def _axis(axis, ndim, what):
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{what}: axis {axis} is out of bounds for a tensor of dimension "
+                         f"{ndim}; use an axis in [{-ndim}, {ndim - 1}].")
+    return int(axis) % ndim
+
+
+@register(methods="cumsum", xp="cumsum")
+def cumsum(x, axis=None):
+    """Cumulative sum along ``axis`` (flattened if None): ``CumsumBackward0``."""
+    return _scan(Cumsum, x, axis)
+
+
+@register(methods="cumprod", xp="cumprod")
+def cumprod(x, axis=None):
+    """Cumulative product along ``axis`` (``CumprodBackward0``), exact with zeros: see
+    ``reduction.Cumprod``."""
+    return _scan(Cumprod, x, axis)
+
+
+@register(kind="reduction", methods="nansum", xp="nansum")
+def nansum(x, axis=None, keepdims=False):
+    """Sum ignoring NaNs (composed: ``sum(where(isnan(x), 0, x))``; NaNs get gradient 0)."""
+    x = as_tensor(x)
+    # the mask as a Tensor of the data's type: under compile it is traced, not a constant
+    return sum(where(Tensor._make(np.isnan(x.data)), 0.0, x), axis, keepdims)
+
+
+@register(kind="reduction", methods="nanmean", xp="nanmean")
+def nanmean(x, axis=None, keepdims=False):
+    """Mean ignoring NaNs (composed: ``nansum / count``; NaNs get gradient 0)."""
+    x = as_tensor(x)
+    count = np.sum(~np.isnan(x.data), axis=axis, keepdims=keepdims)
+    return nansum(x, axis, keepdims) / Tensor._make(count.astype(x.dtype))
+
+
+@register(xp="average")
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    """NumPy's weighted average (composed: ``sum(a * w) / sum(w)``; ``weights`` may be a
+    Tensor, differentiated too; 1-D weights along one ``axis`` as NumPy)."""
+    a = as_tensor(a)
+    if weights is None:
+        out = mean(a, axis, keepdims)
+        if not returned:
+            return out
+        n = a.size if axis is None else math.prod(a.shape[i] for i in _axes_of(axis, a.ndim))
+        return out, as_tensor(np.full(out.shape, n, a.dtype), a)
+    w = as_tensor(weights, a)
+    if w.shape != a.shape:
+        if axis is None or w.ndim != 1 or not isinstance(axis, (int, np.integer)):
+            raise ValueError(f"average: weights of shape {w.shape} differ from a's {a.shape}; "
+                             "give weights of a's shape, or 1-D weights with one int axis.")
+        ax = _axis(axis, a.ndim, "average")
+        if w.shape[0] != a.shape[ax]:
+            raise ValueError(f"average: {w.shape[0]} weights for axis {ax} of length {a.shape[ax]}.")
+        w = reshape(w, (1,) * ax + (w.shape[0],) + (1,) * (a.ndim - ax - 1))
+    total = sum(broadcast_to(w, np.broadcast_shapes(w.shape, a.shape)), axis, keepdims)
+    out = sum(a * w, axis, keepdims) / total
+    return (out, total) if returned else out
+
+
+def _axes_of(axis, ndim):
+    return range(ndim) if axis is None else (
+        [axis % ndim] if isinstance(axis, (int, np.integer)) else [ax % ndim for ax in axis])
+
+
+@register(methods="trace", xp="trace")
+def trace(x, offset=0, axis1=0, axis2=1):
+    """Sum of a diagonal (composed: ``sum(diagonal(x, offset, axis1, axis2), -1)``; PyTorch
+    records one ``TraceBackward0``, this records ``DiagonalBackward0`` and ``SumBackward``)."""
+    return sum(diagonal(x, offset, axis1, axis2), -1)
 
 
 # --- losses -----------------------------------------------------------------------
@@ -276,6 +380,543 @@ def _same_dtype(tensors):
     tensors = list(tensors)
     like = next((t for t in tensors if type(t) is Tensor), None)
     return [as_tensor(t, like) for t in tensors]
+
+
+# --- NumPy's shape functions (issue 19) ---------------------------------------------
+# Pure conveniences are composed from the ops above (their nodes are the primitives':
+# moveaxis is PermuteBackward0, ravel ViewBackward0...); flip, roll, tile, repeat, sort,
+# diagonal, tril/triu and constant padding have Functions of their own (ops/shape.py).
+
+def _axes_tuple(axis, ndim, what):
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = tuple(_axis(ax, ndim, what) for ax in axes)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{what}: repeated axis in {axis}.")
+    return out
+
+
+@register(methods="moveaxis movedim", xp="moveaxis")
+def moveaxis(x, source, destination):
+    """Move axes to new positions (composed: ``permute``, node ``PermuteBackward0``)."""
+    x = as_tensor(x)
+    src = _axes_tuple(source, x.ndim, "moveaxis")
+    dst = _axes_tuple(destination, x.ndim, "moveaxis")
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` must have the same number of "
+                         f"elements; got {source} and {destination}.")
+    order = [i for i in range(x.ndim) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return Permute.apply(x, axes=tuple(order))
+
+
+@register(xp="rollaxis")
+def rollaxis(x, axis, start=0):
+    """NumPy's ``rollaxis`` (composed: ``permute``)."""
+    x = as_tensor(x)
+    n = x.ndim
+    axis = _axis(axis, n, "rollaxis")
+    if not -n <= start <= n:
+        raise ValueError(f"rollaxis: start {start} is out of bounds; use one in [{-n}, {n}].")
+    start = start % (n + 1) if start < 0 else start
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return x
+    order = [i for i in range(n) if i != axis]
+    order.insert(start, axis)
+    return Permute.apply(x, axes=tuple(order))
+
+
+@register(xp="ravel")   # method: PyTorch's t.flatten(start_dim, end_dim) and t.ravel() (methods)
+def ravel(x):
+    """The elements as 1-D (composed: ``reshape(x, -1)``)."""
+    return Reshape.apply(as_tensor(x), shape=(-1,))
+
+
+def _atleast(x, n):
+    x = as_tensor(x)
+    shape = x.shape
+    if x.ndim >= n:
+        return x
+    if n == 1 or x.ndim == 0:
+        shape = (1,) * (n - x.ndim) + shape
+    elif n == 2:
+        shape = (1,) + shape
+    else:   # atleast_3d: (n,) -> (1, n, 1), (m, n) -> (m, n, 1)
+        shape = (1,) + shape + (1,) if x.ndim == 1 else shape + (1,)
+    return Reshape.apply(x, shape=shape)
+
+
+def _each(n, arys):
+    out = [_atleast(a, n) for a in arys]
+    return out[0] if len(out) == 1 else out
+
+
+@register(xp="atleast_1d")
+def atleast_1d(*arys):
+    """NumPy's ``atleast_1d`` (composed: ``reshape``); several arguments give a list."""
+    return _each(1, arys)
+
+
+@register(xp="atleast_2d")
+def atleast_2d(*arys):
+    """NumPy's ``atleast_2d``: a 1-D ``(n,)`` becomes ``(1, n)`` (composed: ``reshape``)."""
+    return _each(2, arys)
+
+
+@register(xp="atleast_3d")
+def atleast_3d(*arys):
+    """NumPy's ``atleast_3d``: ``(n,)`` -> ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``."""
+    return _each(3, arys)
+
+
+@register(xp="vstack")
+def vstack(tup):
+    """Stack rows (composed: ``concatenate`` of ``atleast_2d``)."""
+    return concatenate([_atleast(t, 2) for t in _same_dtype(tup)], 0)
+
+
+@register(xp="hstack")
+def hstack(tup):
+    """Stack columns: along axis 1, or axis 0 of 1-D arrays (composed: ``concatenate``)."""
+    tensors = [_atleast(t, 1) for t in _same_dtype(tup)]
+    return concatenate(tensors, 0 if tensors and tensors[0].ndim == 1 else 1)
+
+
+@register(xp="dstack")
+def dstack(tup):
+    """Stack along axis 2 (composed: ``concatenate`` of ``atleast_3d``)."""
+    return concatenate([_atleast(t, 3) for t in _same_dtype(tup)], 2)
+
+
+@register(xp="column_stack")
+def column_stack(tup):
+    """1-D arrays as columns, 2-D ones as they are (composed: ``concatenate`` along axis 1)."""
+    cols = [Reshape.apply(t, shape=(t.shape[0], 1)) if t.ndim == 1 else _atleast(t, 2)
+            for t in _same_dtype(tup)]
+    return concatenate(cols, 1)
+
+
+@register(xp="append")
+def append(arr, values, axis=None):
+    """NumPy's ``append`` (composed: ``concatenate``; flattened when ``axis`` is None)."""
+    arr, values = _pair(arr, values)
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)], 0)
+    return concatenate([arr, values], axis)
+
+
+@register(xp="flip")   # method: PyTorch's t.flip(dims) (methods)
+def flip(x, axis=None):
+    """Reverse the order along ``axis`` (all axes if None): ``FlipBackward0``."""
+    x = as_tensor(x)
+    axes = tuple(range(x.ndim)) if axis is None else _axes_tuple(axis, x.ndim, "flip")
+    return Flip.apply(x, axes=axes)
+
+
+@register(methods="flipud", xp="flipud")
+def flipud(x):
+    """Flip axis 0 (composed: ``flip``)."""
+    x = as_tensor(x)
+    if x.ndim < 1:
+        raise ValueError("flipud needs an array of at least 1 dimension.")
+    return flip(x, 0)
+
+
+@register(methods="fliplr", xp="fliplr")
+def fliplr(x):
+    """Flip axis 1 (composed: ``flip``)."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"fliplr needs an array of at least 2 dimensions; got shape {x.shape}.")
+    return flip(x, 1)
+
+
+@register(methods="rot90", xp="rot90")
+def rot90(m, k=1, axes=(0, 1)):
+    """Rotate by 90 degrees ``k`` times in the plane ``axes`` (composed: ``flip`` and
+    ``permute``, as NumPy's own ``rot90``)."""
+    m = as_tensor(m)
+    if len(axes) != 2:
+        raise ValueError("rot90: `axes` must name 2 axes.")
+    if m.ndim < 2 or axes[0] % m.ndim == axes[1] % m.ndim:
+        raise ValueError(f"rot90: axes {axes} must be two different axes of an array of at "
+                         f"least 2 dimensions (shape {m.shape}).")
+    a0, a1 = _axes_tuple(axes, m.ndim, "rot90")
+    k %= 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (a0, a1))
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return Permute.apply(flip(m, a1), axes=tuple(perm))
+    return flip(Permute.apply(m, axes=tuple(perm)), a1)
+
+
+@register(methods="roll", xp="roll")
+def roll(x, shift, axis=None):
+    """NumPy's ``roll`` (``RollBackward0``): ``shift`` and ``axis`` ints or tuples; with no
+    axis over the flattened array.  PyTorch's ``t.roll(shifts, dims)`` is the same call."""
+    x = as_tensor(x)
+    if axis is None:
+        return Roll.apply(x, shift=_shift(shift), axis=None)
+    if isinstance(axis, (int, np.integer)):
+        axis = _axis(axis, x.ndim, "roll")
+        if not isinstance(shift, (int, np.integer)):
+            axis = (axis,) * len(shift)
+    else:
+        axis = tuple(_axis(a, x.ndim, "roll") for a in axis)
+    return Roll.apply(x, shift=_shift(shift), axis=axis)
+
+
+def _shift(shift):
+    return int(shift) if isinstance(shift, (int, np.integer)) else tuple(int(s) for s in shift)
+
+
+@register(xp="tile")
+def tile(x, reps):
+    """NumPy's ``tile`` (PyTorch's ``repeat``: ``RepeatBackward0``)."""
+    x = as_tensor(x)
+    reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    if x.ndim < len(reps):
+        x = Reshape.apply(x, shape=(1,) * (len(reps) - x.ndim) + x.shape)
+    reps = (1,) * (x.ndim - len(reps)) + reps
+    return Tile.apply(x, reps=reps)
+
+
+@register(xp="repeat")   # method: PyTorch's t.repeat_interleave(repeats, dim) (methods)
+def repeat(x, repeats, axis=None):
+    """NumPy's ``repeat``: each element ``repeats`` times (an int, or one count per element)
+    along ``axis`` (flattened if None): ``IndexSelectBackward0``, repeats' gradients summed."""
+    x = as_tensor(x)
+    if axis is None:
+        x, axis = Reshape.apply(x, shape=(-1,)), 0
+    axis = _axis(axis, x.ndim, "repeat")
+    counts = np.asarray(repeats.data if isinstance(repeats, Tensor) else repeats)
+    if counts.dtype.kind not in "iub" or (counts < 0).any():
+        raise ValueError(f"repeat: repeats must be non-negative integers; got {repeats!r}.")
+    if counts.ndim > 1 or (counts.ndim == 1 and counts.size not in (1, x.shape[axis])):
+        raise ValueError(f"repeat: {counts.size} counts for an axis of length "
+                         f"{x.shape[axis]}; give one count, or one per element.")
+    idx = np.repeat(np.arange(x.shape[axis]), counts.reshape(-1) if counts.ndim else counts)
+    return IndexSelect.apply(x, idx=idx, axis=axis)
+
+
+@register
+def repeat_interleave(x, repeats, dim=None):
+    """PyTorch's ``repeat_interleave`` (NumPy's ``repeat``)."""
+    return repeat(x, repeats, dim)
+
+
+@register(methods="diff", xp="diff")
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    """n-th discrete difference along ``axis`` (composed: slices and ``sub``, as PyTorch's)."""
+    a = as_tensor(a)
+    if n < 0:
+        raise ValueError(f"diff: order n must be non-negative; got {n}.")
+    axis = _axis(axis, a.ndim, "diff")
+    parts = []
+    for extra in (prepend, a, append):
+        if extra is None:
+            continue
+        t = as_tensor(extra, a)
+        if t.ndim == 0:
+            shape = list(a.shape)
+            shape[axis] = 1
+            t = broadcast_to(t, tuple(shape))
+        parts.append(t)
+    if len(parts) > 1:
+        a = concatenate(parts, axis)
+    lead = (slice(None),) * axis
+    for _ in range(n):
+        a = a[lead + (slice(1, None),)] - a[lead + (slice(None, -1),)]
+    return a
+
+
+def _sections(x, indices_or_sections, axis, equal):
+    n = x.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        s = int(indices_or_sections)
+        if s <= 0:
+            raise ValueError(f"split: the number of sections must be positive; got {s}.")
+        if equal and n % s:
+            raise ValueError(f"array split does not result in an equal division: {n} elements "
+                             f"in {s} sections; use array_split for unequal sections.")
+        sizes = [n // s + 1] * (n % s) + [n // s] * (s - n % s)
+        cuts = tuple(np.cumsum(sizes)[:-1].tolist())
+    else:
+        cuts = tuple(builtins.min(builtins.max(int(i) + (n if i < 0 else 0), 0), n)
+                     for i in indices_or_sections)
+        if any(b < a for a, b in zip(cuts, cuts[1:])):
+            raise ValueError(f"split: cut indices {list(indices_or_sections)} must be increasing.")
+    return list(Split.apply(x, indices=cuts, axis=axis)) if cuts else [x[...]]
+
+
+@register(xp="split")   # the torch-style op `split` (the Tensor method) keeps its meaning
+def numpy_split(x, indices_or_sections, axis=0):
+    """NumPy's ``split``: ``sections`` equal parts (an int), or cut at the given indices
+    (``SplitBackward0``)."""
+    x = as_tensor(x)
+    return _sections(x, indices_or_sections, _axis(axis, x.ndim, "split"), True)
+
+
+@register(xp="array_split")
+def array_split(x, indices_or_sections, axis=0):
+    """NumPy's ``array_split``: like ``split``, the first ``n % sections`` parts one longer."""
+    x = as_tensor(x)
+    return _sections(x, indices_or_sections, _axis(axis, x.ndim, "array_split"), False)
+
+
+@register(xp="vsplit")
+def vsplit(x, indices_or_sections):
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions.")
+    return numpy_split(x, indices_or_sections, 0)
+
+
+@register(xp="hsplit")
+def hsplit(x, indices_or_sections):
+    x = as_tensor(x)
+    if x.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions.")
+    return numpy_split(x, indices_or_sections, 1 if x.ndim > 1 else 0)
+
+
+@register(xp="dsplit")
+def dsplit(x, indices_or_sections):
+    x = as_tensor(x)
+    if x.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions.")
+    return numpy_split(x, indices_or_sections, 2)
+
+
+@register(xp="sort")   # method: PyTorch's t.sort(dim, descending) -> (values, indices) (methods)
+def sort(x, axis=-1, *, descending=False):
+    """Sorted along ``axis`` (flattened if None), stable: ``SortBackward0``; ties keep their
+    order (also ``descending``, as ``torch.sort(stable=True)``)."""
+    x = as_tensor(x)
+    if axis is None:
+        x, axis = Reshape.apply(x, shape=(-1,)), 0
+    return Sort.apply(x, axis=_axis(axis, x.ndim, "sort"), descending=descending)
+
+
+@register(methods="take", xp="take")
+def take(x, indices, axis=None):
+    """NumPy's ``take`` (composed: ``IndexSelectBackward0`` on the flattened array when
+    ``axis`` is None); repeated indices' gradients are summed."""
+    x = as_tensor(x)
+    idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+    if idx.size == 0:
+        idx = idx.astype(np.intp)
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"take: indices must be integers; got dtype {idx.dtype}.")
+    if axis is None:
+        x, axis = Reshape.apply(x, shape=(-1,)), 0
+    axis = _axis(axis, x.ndim, "take")
+    n = x.shape[axis]
+    if idx.size and (idx.max() >= n or idx.min() < -n):
+        raise IndexError(f"take: index out of bounds for an axis of length {n}.")
+    flat = IndexSelect.apply(x, idx=idx.reshape(-1) % builtins.max(n, 1), axis=axis)
+    if idx.ndim == 1:
+        return flat
+    return reshape(flat, x.shape[:axis] + idx.shape + x.shape[axis + 1:])
+
+
+@register(xp="take_along_axis")
+def take_along_axis(x, indices, axis):
+    """NumPy's ``take_along_axis`` (PyTorch's gather: ``GatherBackward0``)."""
+    x = as_tensor(x)
+    idx = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+    if axis is None:
+        x, axis = Reshape.apply(x, shape=(-1,)), 0
+    if idx.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices of {idx.ndim} dims for an array of "
+                         f"{x.ndim}; they must have the same number of dimensions.")
+    return TakeAlongAxis.apply(x, indices=idx, axis=_axis(axis, x.ndim, "take_along_axis"))
+
+
+@register(methods="diagonal", xp="diagonal")
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """NumPy's ``diagonal``: the diagonal as the last axis (``DiagonalBackward0``).  PyTorch's
+    ``t.diagonal(offset, dim1, dim2)`` is the same call."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"diagonal needs at least 2 dimensions; got shape {x.shape}.")
+    a1, a2 = _axis(axis1, x.ndim, "diagonal"), _axis(axis2, x.ndim, "diagonal")
+    if a1 == a2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same.")
+    return Diagonal.apply(x, offset=int(offset), axis1=a1, axis2=a2)
+
+
+@register(xp="diag")
+def diag(v, k=0):
+    """NumPy's ``diag``: a 1-D ``v`` on the ``k``-th diagonal of a square matrix
+    (``DiagEmbedBackward0``), or the ``k``-th diagonal of a 2-D ``v`` (``DiagonalBackward0``)."""
+    v = as_tensor(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    if v.ndim != 1:
+        raise ValueError(f"diag: input must be 1-D or 2-D; got shape {v.shape}.")
+    k = int(k)
+    n = v.shape[0] + builtins.abs(k)
+    rows = np.arange(v.shape[0]) + builtins.max(-k, 0)
+    return DiagEmbed.apply(v, key=(rows, rows + k), shape=(n, n), accumulate=False)
+
+
+@register(methods="tril", xp="tril")
+def tril(x, k=0):
+    """Lower triangle (``TrilBackward0``); the rest zeros."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"tril needs at least 2 dimensions; got shape {x.shape}.")
+    return Tril.apply(x, k=int(k))
+
+
+@register(methods="triu", xp="triu")
+def triu(x, k=0):
+    """Upper triangle (``TriuBackward0``); the rest zeros."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"triu needs at least 2 dimensions; got shape {x.shape}.")
+    return Triu.apply(x, k=int(k))
+
+
+_PAD_MODES = ("constant", "edge", "reflect", "symmetric", "wrap")
+
+
+@register(xp="pad")
+def pad(x, pad_width, mode="constant", constant_values=0):
+    """NumPy's ``pad`` in modes constant (``ConstantPadNdBackward0``; ``constant_values`` a
+    number or per-axis (before, after) pairs) and edge / reflect / symmetric / wrap
+    (composed: a gather of the edge elements per axis, ``IndexSelectBackward0``, the
+    gradients of repeated elements summed)."""
+    x = as_tensor(x)
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode {mode!r} is not supported; use one of {_PAD_MODES}.")
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad widths must be non-negative; got {pad_width!r}.")
+    widths = tuple((int(b), int(a)) for b, a in widths)
+    if mode == "constant":
+        values = np.broadcast_to(np.asarray(constant_values, dtype=x.dtype), (x.ndim, 2))
+        if (values == values.flat[0]).all():
+            return ConstantPadNd.apply(x, pad_width=widths, value=values.flat[0])
+        for ax in range(x.ndim):   # different values per side: one axis at a time, as NumPy
+            w = tuple(widths[ax] if i == ax else (0, 0) for i in range(x.ndim))
+            before = ConstantPadNd.apply(x, pad_width=w, value=values[ax, 0])
+            x = where(np.arange(before.shape[ax]).reshape((-1,) + (1,) * (x.ndim - ax - 1))
+                      < widths[ax][0] + x.shape[ax], before,
+                      as_tensor(np.asarray(values[ax, 1], x.dtype), x))
+        return x
+    for ax, (b, a) in enumerate(widths):
+        if b == 0 and a == 0:
+            continue
+        n = x.shape[ax]
+        if n == 0:
+            raise ValueError(f"pad: can't extend the empty axis {ax} in mode {mode!r}.")
+        idx = np.pad(np.arange(n), (b, a), mode=mode)
+        x = IndexSelect.apply(x, idx=idx, axis=ax)
+    return x
+
+
+@register(xp="select")
+def select(condlist, choicelist, default=0):
+    """NumPy's ``select``: where the first true condition picks its choice, else ``default``
+    (composed: ``where``, conditions not differentiated)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError("select: list of cases must be same length as list of conditions.")
+    like = next((c for c in choicelist if type(c) is Tensor), None)
+    out = as_tensor(default, like)
+    for cond, choice in zip(reversed(condlist), reversed(choicelist)):
+        out = where(cond, choice, out)
+    return out
+
+
+@register(xp="linspace")
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):
+    """NumPy's ``linspace``, differentiable in ``start`` and ``stop`` when they are Tensors
+    (composed: ``start + t * (stop - start)``, ``t = arange(num) / div``; with ``endpoint``
+    the last value is ``stop`` exactly).  Array-valued start/stop put the samples on ``axis``."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative.")
+    if type(start) is not Tensor and type(stop) is not Tensor:
+        out = Tensor(np.linspace(_plain(start), _plain(stop), num, endpoint, dtype=dtype, axis=axis))
+        if retstep:
+            return out, np.linspace(_plain(start), _plain(stop), num, endpoint, True, axis=axis)[1]
+        return out
+    start, stop = _pair(start, stop)
+    div = (num - 1) if endpoint else num
+    shape = np.broadcast_shapes(start.shape, stop.shape)
+    frac = np.arange(num, dtype=start.dtype).reshape((-1,) + (1,) * len(shape))
+    if div > 0:
+        frac = frac / div
+    delta = stop - start
+    out = start + as_tensor(frac, start) * delta
+    if endpoint and num > 1:
+        last = np.zeros((num,) + (1,) * len(shape), bool)
+        last[-1] = True
+        out = where(last, broadcast_to(stop, shape), out)
+    if axis != 0:
+        out = moveaxis(out, 0, axis)
+    if dtype is not None:
+        out = astype(out, dtype)
+    if retstep:
+        return out, (delta / div if div > 0 else delta * np.nan)
+    return out
+
+
+def _plain(x):
+    return x.data if isinstance(x, Tensor) else x
+
+
+@register(xp="array")
+def array(object, dtype=None):
+    """A Tensor from a Tensor, an array, or a (nested) list of Tensors and numbers: the
+    Tensors are stacked, so the result is differentiated through them (HIPS autograd's
+    ``array_from_args``); without any Tensor, a constant (a copy)."""
+    if isinstance(object, Tensor):
+        out = object
+    elif isinstance(object, (list, tuple)) and array_has_tensor(object):
+        out = _stack_nested(object, _first_tensor(object))
+    elif isinstance(object, np.ndarray):
+        return Tensor(object.copy(), dtype=dtype)
+    else:   # numbers and lists of numbers as the Tensor constructor takes them
+        return Tensor(object, dtype=dtype)
+    return out if dtype is None else astype(out, dtype)
+
+
+def array_has_tensor(obj):
+    if isinstance(obj, Tensor):
+        return True
+    return isinstance(obj, (list, tuple)) and builtins.any(array_has_tensor(o) for o in obj)
+
+
+def _first_tensor(obj):
+    if isinstance(obj, Tensor):
+        return obj
+    for o in obj:
+        t = _first_tensor(o) if isinstance(o, (list, tuple, Tensor)) else None
+        if t is not None:
+            return t
+    return None
+
+
+def _stack_nested(obj, like):
+    if isinstance(obj, (list, tuple)):
+        if not array_has_tensor(obj):
+            return as_tensor(np.asarray(obj, dtype=like.dtype), like)
+        parts = [_stack_nested(o, like) for o in obj]
+        shapes = {p.shape for p in parts}
+        if len(shapes) > 1:
+            raise ValueError(f"array: the nested sequence is ragged (shapes {sorted(shapes)}); "
+                             "every element at one level must have the same shape.")
+        return Stack.apply(*parts, axis=0)
+    return obj if isinstance(obj, Tensor) else as_tensor(np.asarray(obj, dtype=like.dtype), like)
 
 
 # --- indexing and in-place --------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Reductions over axes (with ``keepdims``): sum, mean, max, min, logsumexp.
+"""Reductions over axes (with ``keepdims``): sum, mean, max, min, logsumexp, prod, var,
+std; and the scans cumsum and cumprod.
 
 The backward of a reduction puts the reduced axes back (as size 1) and
 broadcasts the gradient over them.  ``max``/``min`` with ties split the
@@ -14,6 +15,7 @@ from ..function import Function
 from ..tensor import Tensor
 from . import dual
 from .dual import add_reduce
+from .shape import Flip
 
 
 def normalize_axes(axis, ndim: int):
@@ -213,3 +215,199 @@ class LogSumExp(_Reduction):
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
         return _exp_in_place(a - out) * g   # softmax(a) * g
+
+
+# --- prod, var/std and the scans cumsum/cumprod (NumPy's differentiable reductions) ---------
+#
+# Each backward is written with operators and the array-or-Tensor helpers below, so one
+# formula serves an ordinary backward (arrays), create_graph (Tensors, recorded again) and
+# compile (Tracers: np.cumsum, np.cumprod, np.flip are on the tracer's whitelist).
+
+def _data(x):
+    """The array of a Tensor (masks of a create_graph backward are constants), else ``x``."""
+    return x.data if type(x) is Tensor else x
+
+
+def _ones(shape, like):
+    ones = np.ones(shape, like.dtype)
+    return Tensor._make(ones) if type(like) is Tensor else ones
+
+
+def flip(x, axes: tuple):
+    """``np.flip`` of an array or Tracer; ``FlipBackward0`` recorded on a Tensor."""
+    return Flip.apply(x, axes=axes) if type(x) is Tensor else np.flip(x, axes)
+
+
+def cumsum(x, axis: int):
+    return Cumsum.apply(x, axis=axis) if type(x) is Tensor else np.cumsum(x, axis)
+
+
+def cumprod(x, axis: int):
+    return Cumprod.apply(x, axis=axis) if type(x) is Tensor else np.cumprod(x, axis)
+
+
+def reverse_cumsum(x, axis: int):
+    """``out[i] = sum(x[i:])`` along ``axis`` (exactly: the flipped cumsum, no subtraction)."""
+    return flip(cumsum(flip(x, (axis,)), axis), (axis,))
+
+
+class Prod(_Reduction):
+    """Product over axes (``ProdBackward0`` over all elements, ``ProdBackward1`` over axes,
+    as PyTorch names them).
+
+    Gradient: without zeros ``g * prod / x``; with zeros (PyTorch's ``prod_backward``) the
+    exact product of the other elements of each slice, as the exclusive cumulative
+    products from the left times those from the right: an element that is a slice's only
+    zero gets the product of the rest, every other element of a slice with a zero gets 0,
+    and with two or more zeros all get 0.  No division by zero anywhere.
+    """
+
+    saves_result = True
+
+    def forward(self, a, axis=None, keepdims=False):
+        axes = self._setup(a, axis, keepdims)
+        self.full = axis is None
+        self.save_for_backward(self=a)
+        out = np.prod(a.data, axis=axes, keepdims=True)
+        return out if keepdims else self._drop_axes(out)
+
+    def name(self):
+        return "ProdBackward0" if self.full else "ProdBackward1"
+
+    def backward(self, g):
+        x = self.saved_value("self")
+        ge = self._expand(g)
+        if not (_data(x) == 0).any():   # (on a Tracer: a guard, the branch is re-checked)
+            y = self.saved_value("result")
+            if not self.keepdims:
+                y = y.reshape(self.keep_shape)
+            return ge * (y / x)
+        return ge * _others_product(x, self.axes)
+
+
+def _others_product(x, axes):
+    """For each element, the product of the other elements of its slice over ``axes``."""
+    nd = x.ndim
+    rest = [i for i in range(nd) if i not in axes]
+    perm = tuple(rest + list(axes))
+    xm = dual.permute(x, perm)
+    moved = xm.shape
+    lead = moved[:len(rest)]
+    xm = xm.reshape(lead + (math.prod(moved[len(rest):]),))
+    left = _exclusive_cumprod(xm)
+    right = flip(_exclusive_cumprod(flip(xm, (-1,))), (-1,))
+    out = (left * right).reshape(moved)
+    inverse = [0] * nd
+    for i, ax in enumerate(perm):
+        inverse[ax] = i
+    return dual.permute(out, tuple(inverse))
+
+
+def _exclusive_cumprod(x):
+    """``out[..., i] = prod(x[..., :i])`` along the last axis (1 first)."""
+    ones = _ones(x.shape[:-1] + (1,), x)
+    return cumprod(dual.concatenate([ones, x[..., :-1]], -1), -1)
+
+
+class Cumsum(Function):
+    """Cumulative sum along ``axis``; the gradient is the reversed cumulative sum of ``g``."""
+
+    def forward(self, a, axis):
+        self.axis = axis
+        return np.cumsum(a.data, axis)
+
+    def backward(self, g):
+        return reverse_cumsum(g, self.axis)
+
+
+class Cumprod(Function):
+    """Cumulative product along ``axis``, zeros handled exactly (PyTorch's ``cumprod_backward``).
+
+    ``dy_i/dx_k = prod(x[j] for j <= i if j != k)`` for ``i >= k``.  Without zeros the
+    gradient is ``reverse_cumsum(g * y) / x``.  With a zero, per slice, at its first zero
+    ``z``: before ``z`` the same formula (those x are not zero); at ``z`` the reversed
+    cumulative sum of ``g * cumprod(x with x[z] = 1)``; after ``z`` zero, as PyTorch.
+    """
+
+    saves_result = True
+
+    def forward(self, a, axis):
+        self.axis = axis
+        self.save_for_backward(self=a)
+        return np.cumprod(a.data, axis)
+
+    def backward(self, g):
+        return _cumprod_grad(g, self.saved_value("self"), self.saved_value("result"), self.axis)
+
+
+def _cumprod_grad(g, x, y, axis):
+    """The gradient of ``sum(g * y)``, ``y = cumprod(x, axis)``, in ``x`` (see ``Cumprod``)."""
+    zero = _data(x) == 0
+    if not zero.any():
+        return reverse_cumsum(g * y, axis) / x
+    seen = np.cumsum(zero, axis)
+    before = seen == 0                      # constant masks (Tracers when compiled)
+    first = zero & (seen == 1)
+    out = dual.where(before, reverse_cumsum(g * y, axis) / dual.where(before, x, 1.0))
+    x1 = dual.where(~first, x, 1.0)         # x with its first zero set to 1
+    y1 = cumprod(x1, axis)
+    out = out + dual.where(first, reverse_cumsum(g * y1, axis))
+    if type(x) is Tensor:
+        # create_graph: after the first zero the gradient is x[z] * (x1's gradient there),
+        # 0 in value but not in its derivative in x[z] (a second derivative torch has too)
+        xz = dual.where(first, x).sum(axis=axis, keepdims=True)
+        out = out + dual.where((seen > 0) & ~first, xz * _cumprod_grad(g, x1, y1, axis))
+    return out
+
+
+class Var(_Reduction):
+    """Variance over axes with ``ddof`` (NumPy's; PyTorch's ``correction``): ``VarBackward0``.
+
+    Gradient ``g * 2 (x - mean) / (N - ddof)``.
+    """
+
+    def forward(self, a, axis=None, keepdims=False, ddof=0):
+        axes = self._setup(a, axis, keepdims)
+        x = a.data
+        self.count = n = math.prod(x.shape[i] for i in axes)
+        self.denom = n - ddof
+        self.save_for_backward(self=a)
+        with np.errstate(divide="ignore", invalid="ignore"):   # NumPy's nan/inf, no warning
+            d = x - x.sum(axis=axes, keepdims=True) / n
+            out = (d * d).sum(axis=axes, keepdims=True) / self.denom
+            out = self._finish(out)
+        return out if keepdims else self._drop_axes(out)
+
+    def _finish(self, var):
+        return var
+
+    def _centered(self):
+        x = self.saved_value("self")
+        return x - x.sum(axis=self.axes, keepdims=True) / self.count
+
+    def backward(self, g):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return self._expand(g) * self._centered() * (2.0 / self.denom if self.denom else np.inf)
+
+
+class Std(Var):
+    """Standard deviation over axes with ``ddof``: ``StdBackward0``.
+
+    Gradient ``g * (x - mean) / ((N - ddof) * std)``; where the std is 0 (all elements of
+    the slice equal) the gradient is 0, as PyTorch's (it masks that slice), not nan.
+    """
+
+    saves_result = True
+
+    def _finish(self, var):
+        return np.sqrt(var)
+
+    def backward(self, g):
+        std = self.saved_value("result")
+        if not self.keepdims:
+            g = g.reshape(self.keep_shape)
+            std = std.reshape(self.keep_shape)
+        flat = _data(std) == 0
+        denom = self.denom if self.denom else np.inf
+        coef = dual.where(~flat, g / (dual.where(~flat, std, 1.0) * denom))
+        return self._expand(coef) * self._centered()
