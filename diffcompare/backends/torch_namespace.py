@@ -370,6 +370,14 @@ class _Linalg:
     def matrix_norm(x, ord="fro", keepdims=False):
         return torch.linalg.matrix_norm(asarray(x), ord, keepdim=keepdims)
 
+    @staticmethod
+    def matrix_power(a, n):
+        return torch.linalg.matrix_power(asarray(a), n)
+
+    @staticmethod
+    def multi_dot(arrays):
+        return torch.linalg.multi_dot([asarray(a) for a in arrays])
+
     def __repr__(self):
         return "<torch linalg namespace (diffcompare.backends.torch_namespace.linalg)>"
 

@@ -67,7 +67,8 @@ NAMES = tuple(sorted(n for group in GROUPS.values() for n in group))
 LINALG = {
     "linear algebra": ("matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
                        "cross", "trace", "matrix_transpose", "linalg"),
-    "linalg": ("det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "norm", "qr"),
+    "linalg": ("det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "norm", "qr",
+               "matrix_power", "multi_dot"),
     "refused": {
         ("SymPy", "linalg.eigh"): "no usable closed form for the eigenvectors (roots of the "
                                   "degree-n characteristic polynomial)",

@@ -477,6 +477,27 @@ def _cholesky(a, upper=False):
     return _matrix_transpose(out) if upper else out
 
 
+def _matrix_power(a, n):
+    """``a`` (2-D) times itself ``n`` times (negative ``n``: of ``inv(a)``)."""
+    a = np.asarray(a, dtype=object)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise NotImplementedError("sympy_xp.linalg.matrix_power supports one square 2-D matrix; "
+                                  f"got shape {a.shape}.")
+    if n < 0:
+        a, n = np.asarray(_inv(a), dtype=object), -n
+    out = np.eye(a.shape[0], dtype=int).astype(object)
+    for _ in range(n):
+        out = _matmul(out, a)
+    return _wrap(out)
+
+
+def _multi_dot(arrays):
+    out = arrays[0]
+    for a in arrays[1:]:
+        out = _wrap(_matmul(out, a))
+    return out
+
+
 def _infeasible(name, reason):
     def f(*args, **kwargs):
         raise NotImplementedError(f"sympy_xp.linalg.{name} is not supported by the SymPy "
@@ -549,6 +570,8 @@ class _SympyLinalg:
         self.cholesky = _cholesky
         self.norm, self.vector_norm = _norm, _vector_norm
         self.matrix_norm = lambda x, ord="fro", keepdims=False: _norm(x, ord, (-2, -1), keepdims)
+        self.matrix_power = _matrix_power
+        self.multi_dot = _multi_dot
         self.eigh = _infeasible("eigh", _EIG_REASON)
         self.eigvalsh = _infeasible("eigvalsh", _EIG_REASON)
         self.qr = _infeasible("qr", _QR_REASON)

@@ -400,3 +400,33 @@ def test_compiled_source_calls_numpy_linalg():
     A = Tensor(a + 0.1, requires_grad=True)
     f(A, Tensor(b)).backward()
     np.testing.assert_allclose(grads2[0], A.grad.data, rtol=1e-10)
+
+
+# --- matrix_power, multi_dot, size 0 ------------------------------------------------------------
+
+@pytest.mark.parametrize("n", [-2, 0, 1, 3])
+def test_matrix_power(n):
+    a = _randn(("mp", n), 2, 3, 3) + 2 * np.eye(3)
+    np.testing.assert_allclose(L.matrix_power(a, n).data, np.linalg.matrix_power(a, n), rtol=1e-10)
+    if n:
+        check(lambda t: L.matrix_power(t, n), lambda t: torch.linalg.matrix_power(t, n), [a], key=_k(n))
+
+
+@pytest.mark.parametrize("shapes", [[(3,), (3, 4), (4, 2)], [(2, 3), (3, 4), (4,)],
+                                    [(5, 2), (2, 4), (4, 3), (3, 2)], [(2, 9), (9, 3), (3, 1)]])
+def test_multi_dot(shapes):
+    xs = [_randn(("md", i), *s) for i, s in enumerate(shapes)]
+    np.testing.assert_allclose(L.multi_dot(xs).data, np.linalg.multi_dot(xs), rtol=1e-10)
+    check(lambda *ts: L.multi_dot(ts), lambda *ts: torch.linalg.multi_dot(ts), xs, key=_k(shapes))
+
+
+def test_size_zero_batches():
+    """An empty batch of matrices: empty results and empty gradients, no error."""
+    a = np.zeros((0, 3, 3))
+    for fn in [L.det, L.inv, lambda t: L.slogdet(t)[1], lambda t: L.solve(t, np.ones(3)),
+               lambda t: L.norm(t, axis=(1, 2)), lambda t: E.einsum("bij,bjk->bik", t, t)]:
+        t = Tensor(a, requires_grad=True)
+        out = fn(t)
+        assert out.shape[0] == 0
+        out.sum().backward()
+        assert t.grad.shape == a.shape

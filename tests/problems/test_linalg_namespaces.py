@@ -95,6 +95,10 @@ CASES = [
     ("linalg.norm ord=1 axis", lambda xp, a: xp.linalg.norm(a, 1, axis=1), [_rand(38, 2, 3)]),
     ("linalg.norm inf keepdims", lambda xp, a: xp.linalg.norm(a, np.inf, 0, True), [_rand(39, 2, 3)]),
     ("linalg.norm matrix 1", lambda xp, a: xp.linalg.norm(a, 1), [_rand(40, 3, 3)]),
+    ("linalg.matrix_power", lambda xp, a: xp.linalg.matrix_power(a, 3), [_rand(42, 3, 3)]),
+    ("linalg.matrix_power -1", lambda xp, a: xp.linalg.matrix_power(a, -1), [_rand(43, 3, 3) + 3 * np.eye(3)]),
+    ("linalg.multi_dot", lambda xp, a, b, c: xp.linalg.multi_dot([a, b, c]),
+     [_rand(44, 3), _rand(45, 3, 2), _rand(46, 2, 2)]),
     ("linalg.norm fro axes", lambda xp, a: xp.linalg.norm(a, "fro", axis=(1, 2)), [_rand(41, 2, 3, 3)]),
 ]
 

@@ -762,6 +762,53 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
 
 
+def matrix_power(a, n):
+    """NumPy's ``matrix_power``: ``a`` multiplied by itself ``n`` times by repeated squaring
+    (a composite of matmul; negative ``n`` powers ``inv(a)``; ``n = 0`` is the identity,
+    a constant)."""
+    a = _tensor(a)
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power: the exponent must be an integer, got {n!r}.")
+    _check_square(a.data, "matrix_power")
+    if n == 0:
+        return _Tensor(np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape).copy())
+    if n < 0:
+        a, n = inv(a), -n
+    result, square = None, a
+    while n:
+        if n & 1:
+            result = square if result is None else result @ square
+        n >>= 1
+        if n:
+            square = square @ square
+    return result
+
+
+def multi_dot(arrays):
+    """NumPy's ``multi_dot``: the product of the matrices in order (the first may be a row
+    vector, the last a column vector, as 1-D arrays); a composite of matmul, multiplied in
+    the cheapest order for three operands (NumPy's choice) and left to right beyond."""
+    ts = [_tensor(a) for a in arrays]
+    if len(ts) < 2:
+        raise ValueError("multi_dot needs at least two arrays.")
+    for i, t in enumerate(ts):
+        want = (1, 2) if i in (0, len(ts) - 1) else (2,)
+        if t.ndim not in want:
+            raise ValueError(f"multi_dot: array {i} has shape {t.shape}; the first and last may "
+                             "be 1-D or 2-D, the others must be 2-D.")
+    if len(ts) == 3:
+        a, b, c = ts
+        p0 = a.shape[0] if a.ndim == 2 else 1
+        p1, p2 = b.shape
+        p3 = c.shape[1] if c.ndim == 2 else 1
+        if p0 * p1 * p2 + p0 * p2 * p3 > p1 * p2 * p3 + p0 * p1 * p3:
+            return a @ (b @ c)
+    out = ts[0]
+    for t in ts[1:]:
+        out = out @ t
+    return out
+
+
 #: The engine's ``linalg`` namespace (``xp.linalg``): these names, NumPy's meanings.
 LINALG_NAMES = ("det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "qr", "norm",
-                "vector_norm", "matrix_norm")
+                "vector_norm", "matrix_norm", "matrix_power", "multi_dot")
