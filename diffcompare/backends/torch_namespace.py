@@ -371,6 +371,25 @@ class _Linalg:
         return torch.linalg.matrix_norm(asarray(x), ord, keepdim=keepdims)
 
     @staticmethod
+    def svd(a, full_matrices=True, compute_uv=True):
+        """NumPy's ``svd``: ``(U, S, Vh)``, or ``S`` alone with ``compute_uv=False``."""
+        if not compute_uv:
+            return torch.linalg.svdvals(asarray(a))
+        u, s, vh = torch.linalg.svd(asarray(a), full_matrices=full_matrices)
+        return u, s, vh
+
+    @staticmethod
+    def svdvals(a):
+        return torch.linalg.svdvals(asarray(a))
+
+    @staticmethod
+    def pinv(a, rcond=None, hermitian=False):
+        """NumPy's ``rcond`` (default 1e-15, relative to the largest singular value) is
+        torch's ``rtol``."""
+        return torch.linalg.pinv(asarray(a), rtol=1e-15 if rcond is None else rcond,
+                                 hermitian=hermitian)
+
+    @staticmethod
     def matrix_power(a, n):
         return torch.linalg.matrix_power(asarray(a), n)
 

@@ -68,13 +68,15 @@ LINALG = {
     "linear algebra": ("matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
                        "cross", "trace", "matrix_transpose", "linalg"),
     "linalg": ("det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "norm", "qr",
-               "matrix_power", "multi_dot"),
+               "matrix_power", "multi_dot", "svd", "svdvals", "pinv"),
     "refused": {
         ("SymPy", "linalg.eigh"): "no usable closed form for the eigenvectors (roots of the "
                                   "degree-n characteristic polynomial)",
         ("SymPy", "linalg.eigvalsh"): "no closed form beyond n = 4 (roots of the characteristic "
                                       "polynomial)",
         ("SymPy", "linalg.qr"): "nested square roots grow too fast; LAPACK's sign convention",
+        ("SymPy", "linalg.svd/svdvals/pinv"): "no usable closed form for singular values",
+        ("SymPy", "linalg.norm 'nuc'/2/-2"): "needs singular values",
         ("SymPy", "linalg.det/inv/solve/cholesky"): "n > 4: a symbolic det has n! terms",
     },
 }

@@ -29,7 +29,8 @@ Supported (everything else raises ``NotImplementedError`` naming the function):
   tensordot einsum kron cross trace vdot matrix_transpose`` on object arrays; ``linalg``:
   ``det slogdet inv solve cholesky`` through ``sympy.Matrix`` for n <= 4
   (``SYMBOLIC_LINALG_MAX_N``: a symbolic n x n det has n! terms; larger sizes are refused
-  naming that size), ``norm vector_norm matrix_norm``; ``eigh eigvalsh qr`` raise
+  naming that size), ``norm vector_norm matrix_norm matrix_power multi_dot``;
+  ``eigh eigvalsh qr svd svdvals pinv`` raise
   ``NotImplementedError`` with the reason (no usable closed form);
 - shape: ``reshape transpose permute_dims swapaxes expand_dims squeeze broadcast_to
   stack concatenate concat``;
@@ -510,6 +511,9 @@ _EIG_REASON = ("a symmetric matrix's eigen-decomposition needs the roots of its 
                "characteristic polynomial, which have no closed form beyond n = 4 and are "
                "unwieldy (nested radicals, branch choices for the ordering) beyond n = 2; use a "
                "numeric method.")
+_SVD_REASON = ("singular values are square roots of the eigenvalues of A^T A, roots of a "
+               "degree-n polynomial with no usable closed form (and singular vectors add sign "
+               "and rotation choices); use a numeric method.")
 _QR_REASON = ("Gram-Schmidt builds nested square roots of sums at every column, whose "
               "expressions (and their derivatives) grow too fast to be useful, and the sign "
               "convention of LAPACK's R is not expressible symbolically; use a numeric method.")
@@ -575,6 +579,9 @@ class _SympyLinalg:
         self.eigh = _infeasible("eigh", _EIG_REASON)
         self.eigvalsh = _infeasible("eigvalsh", _EIG_REASON)
         self.qr = _infeasible("qr", _QR_REASON)
+        self.svd = _infeasible("svd", _SVD_REASON)
+        self.svdvals = _infeasible("svdvals", _SVD_REASON)
+        self.pinv = _infeasible("pinv", _SVD_REASON)
 
     def __getattr__(self, name):
         if name.startswith("__"):

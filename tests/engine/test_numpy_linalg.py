@@ -374,8 +374,8 @@ def test_norm_subgradients_at_zero_and_ties():
     check(lambda t: L.norm(t, 2, axis=1), lambda t: torch.linalg.vector_norm(t, dim=1),
           [np.array([[0.0, 0.0], [3.0, 4.0]])],
           second=False, forward=False)   # the zero row: torch's nan, as above
-    with pytest.raises(NotImplementedError, match="singular values"):
-        L.norm(np.eye(2), "nuc")
+    with pytest.raises(ValueError, match="invalid norm order"):
+        L.norm(np.eye(2), 3)
 
 
 # --- compile prints the calls -------------------------------------------------------------------
@@ -430,3 +430,61 @@ def test_size_zero_batches():
         assert out.shape[0] == 0
         out.sum().backward()
         assert t.grad.shape == a.shape
+
+
+# --- svd, svdvals, pinv, nuclear and 2-norms ----------------------------------------------------
+
+SVD_SHAPES = [(3, 3), (4, 2), (2, 4), (2, 3, 2)]
+
+
+@pytest.mark.parametrize("shape", SVD_SHAPES)
+def test_svd(shape):
+    a = _randn("svd", *shape)
+    u, s, vh = L.svd(a, full_matrices=False)
+    un, sn, vhn = np.linalg.svd(a, full_matrices=False)
+    np.testing.assert_allclose(s.data, sn, rtol=1e-12)
+    np.testing.assert_allclose((u.data * s.data[..., None, :]) @ vh.data, a, atol=1e-12)
+    tsvd = lambda t: torch.linalg.svd(t, full_matrices=False)
+    check(L.svdvals, torch.linalg.svdvals, [a], key=_k(("s", shape)))
+    # singular vectors are defined up to sign: sign-invariant functions of them
+    check(lambda t: L.svd(t, False)[0] ** 2, lambda t: tsvd(t)[0] ** 2, [a], key=_k(("u", shape)))
+    check(lambda t: L.svd(t, False)[2] ** 2, lambda t: tsvd(t)[2] ** 2, [a], key=_k(("v", shape)))
+
+    def usv(svd_of, einsum):
+        def f(t):
+            u, s, vh = svd_of(t)
+            return einsum("...ik,...k,...kj->...ij", u, s ** 2, vh)   # U S^2 Vh: sign-free
+        return f
+    check(usv(lambda t: L.svd(t, False), E.einsum), usv(tsvd, torch.einsum), [a],
+          key=_k(("usv", shape)))
+    if shape[-1] != shape[-2]:
+        with pytest.raises(NotImplementedError, match="full_matrices=False"):
+            L.svd(a)
+
+
+def test_svd_repeated_singular_values():
+    a = np.diag([2.0, 2.0, 1.0])
+    t = Tensor(a, requires_grad=True)
+    L.svdvals(t).sum().backward()
+    np.testing.assert_allclose(t.grad.data, np.eye(3), atol=1e-12)
+    t = Tensor(a, requires_grad=True)
+    with pytest.warns(RuntimeWarning, match="repeated singular values"):
+        L.svd(t)[0].sum().backward()
+    assert not np.all(np.isfinite(t.grad.data))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 3, 4)])
+def test_pinv(shape):
+    a = _randn("pinv", *shape)
+    np.testing.assert_allclose(L.pinv(a).data, np.linalg.pinv(a), rtol=1e-10, atol=1e-12)
+    check(L.pinv, torch.linalg.pinv, [a], key=_k(shape))
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+def test_matrix_norms_of_singular_values(ord):
+    x = _randn("mns", 2, 3, 4)
+    np.testing.assert_allclose(L.norm(x, ord, (1, 2)).data, np.linalg.norm(x, ord, (1, 2)), rtol=1e-12)
+    np.testing.assert_allclose(L.norm(x, ord, (2, 0), keepdims=True).data,
+                               np.linalg.norm(x, ord, (2, 0), keepdims=True), rtol=1e-12)
+    check(lambda t: L.norm(t, ord, (1, 2)), lambda t: torch.linalg.matrix_norm(t, ord, dim=(1, 2)),
+          [x], key=_k(ord))

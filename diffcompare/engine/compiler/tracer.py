@@ -459,7 +459,7 @@ _NUMPY_FUNCTIONS = {"where", "broadcast_to", "transpose", "stack", "concatenate"
                     "trace", "diagonal", "matrix_transpose"}
 #: np.linalg functions the engine's linalg ops call (printed as ``np.linalg.<name>``)
 _LINALG_FUNCTIONS = {"det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "qr",
-                     "norm", "vector_norm", "matrix_norm", "matrix_power", "multi_dot"}
+                     "norm", "vector_norm", "matrix_norm", "matrix_power", "multi_dot", "svd", "svdvals", "pinv"}
 
 
 def _plain_tuple(func):

@@ -318,9 +318,8 @@ class Det(Function):
 def _cofactors(a):
     """The cofactor matrix (``adj(A)^T``) from the determinants of the minors."""
     n = a.shape[-1]
-    if n == 1:
-        return _const_like(np.ones(tuple(a.shape), _dtype(a)), a) if not _is_tensor(a) else \
-            a * 0 + 1
+    if n == 1:                                                      # the cofactor of 1 x 1 is 1
+        return _const_like(np.ones(tuple(a.shape), _dtype(a)), a)
     idx = np.arange(n)
     keep = np.array([np.delete(idx, i) for i in range(n)])          # (n, n-1)
     rows = keep[:, None, :, None]                                   # (n, 1, n-1, 1)
@@ -539,6 +538,79 @@ class Qr(Function):
         return _mT(_solve(r, _mT(b)))
 
 
+class Svd(Function):
+    """Reduced SVD ``A = U diag(S) Vh`` (NumPy's ``full_matrices=False``), batched.
+
+    Gradient (PyTorch's ``svd_backward``, real case), with ``E_jk = S_k^2 - S_j^2`` and
+    ``skew(X) = X - X^T``::
+
+        gA = U [skew(U^T gU) / E * S + S * skew(V^T gV) / E + diag(gS)] Vh
+             + (I - U U^T) gU diag(1/S) Vh + U diag(1/S) gV^T (I - V V^T)
+
+    Singular vectors are defined up to sign, and for repeated singular values only up to a
+    rotation: a gradient through U or V is then undefined (inf/nan, as PyTorch's, with a
+    ``RuntimeWarning``); a gradient through S alone (``svdvals``, the nuclear and 2-norms)
+    stays finite.  A zero singular value makes the projection terms infinite likewise.
+    """
+
+    def name(self):
+        return "LinalgSvdBackward0"
+
+    def forward(self, a):
+        if a.data.ndim < 2:
+            raise np.linalg.LinAlgError(f"linalg.svd needs a matrix (..., m, n), got shape {a.shape}.")
+        self.save_for_backward(self=a)
+        u, s, vh = np.linalg.svd(a.data, full_matrices=False)
+        self.usv = (u, s, vh)
+        return u, s, vh
+
+    def backward(self, gu, gs, gvh):
+        a = self.saved_value("self")
+        u, s, vh = Svd.apply(a) if _is_tensor(a) else self.usv
+        k = s.shape[-1]
+        dtype = _dtype(a)
+        col = s.reshape(tuple(s.shape[:-1]) + (1, k))        # S as a row: scales columns
+        row = s.reshape(tuple(s.shape) + (1,))               # S as a column: scales rows
+        inner = None
+
+        def add(term):
+            nonlocal inner
+            inner = term if inner is None else inner + term
+
+        if gu is not None or gvh is not None:
+            s2 = s * s
+            E = s2.reshape(tuple(s.shape[:-1]) + (1, k)) - s2.reshape(tuple(s.shape) + (1,))
+            if type(_data(E)) is np.ndarray and _off_diagonal_zero(_data(E)):
+                _warnings.warn(
+                    "linalg.svd backward: repeated singular values, where the singular vectors "
+                    "(and their gradient) are not unique; the gradient has inf/nan entries (as "
+                    "PyTorch's). Differentiate only the singular values (svdvals), or perturb "
+                    "the input.", RuntimeWarning, stacklevel=2)
+            eye = np.eye(k, dtype=dtype)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                E_safe = E + _const_like(eye, E)
+                off = _const_like(1 - eye, E)
+                if gu is not None:
+                    x = _mT(u) @ gu
+                    add((x - _mT(x)) / E_safe * off * col)
+                if gvh is not None:
+                    v, gv = _mT(vh), _mT(gvh)
+                    x = vh @ gv
+                    add(row * ((x - _mT(x)) / E_safe * off))
+        if gs is not None:
+            add(_diag_embed(gs, k, dtype))
+        ga = None if inner is None else u @ inner @ vh
+        m, n = a.shape[-2:]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if gu is not None and m > k:
+                t = (gu - u @ (_mT(u) @ gu)) / col @ vh
+                ga = t if ga is None else ga + t
+            if gvh is not None and n > k:
+                t = u @ ((gvh - (gvh @ _mT(vh)) @ vh) / row)
+                ga = t if ga is None else ga + t
+        return ga
+
+
 # --- norms ---------------------------------------------------------------------------------
 
 def _sign(x):
@@ -725,8 +797,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     2-D array (any array for ord None: the 2-norm of all entries).
 
     Matrix 1/inf norms are composites (``max(sum(abs(x)))``: ties in the max share the
-    gradient evenly, as PyTorch's amax); 'nuc' and 2/-2 (singular values) are not
-    implemented by the engine and raise NotImplementedError.
+    gradient evenly, as PyTorch's amax); 'nuc' (the sum) and 2/-2 (the largest/smallest)
+    are composites of the singular values (``svdvals``).
     """
     x = _tensor(x)
     if axis is None:
@@ -748,9 +820,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
         raise ValueError(f"norm: axis must be an int or a pair for a matrix norm, got {axis!r}.")
     if ord in (None, "fro"):
         return VectorNorm.apply(x, ord=2, axis=axes, keepdims=keepdims)
-    if ord in ("nuc", 2, -2):
-        raise NotImplementedError(f"norm: the matrix norm ord={ord!r} needs singular values (svd), "
-                                  "which the engine does not implement; use 'fro', 1, -1, inf or -inf.")
+    if ord in ("nuc", 2, -2):          # through the singular values of the (moved) matrices
+        rest = [i for i in range(x.ndim) if i not in axes]
+        sv = svdvals(x.permute(tuple(rest) + axes))
+        out = sv.sum(axis=-1) if ord == "nuc" else sv.max(axis=-1) if ord == 2 else sv.min(axis=-1)
+        if keepdims:
+            out = out.reshape(tuple(1 if i in axes else n for i, n in enumerate(x.shape)))
+        return out
     if ord not in (1, -1, np.inf, -np.inf):
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices.")
     row, col = axes
@@ -760,6 +836,41 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if keepdims:
         return out
     return out.reshape(tuple(n for i, n in enumerate(x.shape) if i not in axes))
+
+
+def svd(a, full_matrices=True, compute_uv=True):
+    """NumPy's ``svd``: ``(U, S, Vh)``, or ``S`` with ``compute_uv=False``.  The engine
+    computes the reduced SVD: ``full_matrices=True`` (NumPy's default) is accepted for square
+    matrices (the same result) and refused otherwise; see ``Svd`` for the gradient."""
+    a = _tensor(a)
+    m, n = a.shape[-2:] if a.ndim >= 2 else (None, None)
+    if full_matrices and compute_uv and m != n:
+        raise NotImplementedError(
+            f"linalg.svd: full_matrices=True of a {m} x {n} matrix (the completed bases) is not "
+            "implemented by the engine; pass full_matrices=False (the reduced SVD).")
+    u, s, vh = Svd.apply(a)
+    return (u, s, vh) if compute_uv else s
+
+
+def svdvals(a):
+    """The singular values (descending): ``svd(a, compute_uv=False)``."""
+    return Svd.apply(_tensor(a))[1]
+
+
+def pinv(a, rcond=None, hermitian=False):
+    """The pseudo-inverse ``V diag(1/S) U^T`` from the reduced SVD, singular values at or
+    below ``rcond * max(S)`` (NumPy's default ``rcond``: 1e-15) treated as 0.  A composite of
+    ``svd``: its gradient is ``Svd``'s, so singular values must be distinct (a
+    rank-deficient input's gradient is not PyTorch's)."""
+    a = _tensor(a)
+    rcond = 1e-15 if rcond is None else rcond
+    u, s, vh = Svd.apply(a)
+    cutoff = rcond * s.data.max(axis=-1, keepdims=True) if s.size else 0.0
+    keep = s.data > cutoff
+    s_safe = s + _Tensor._make((~keep).astype(s.dtype))
+    inv_s = (1 / s_safe) * _Tensor._make(keep.astype(s.dtype))
+    k = s.shape[-1]
+    return _mT(vh) @ (inv_s.reshape(tuple(s.shape[:-1]) + (k, 1)) * _mT(u))
 
 
 def matrix_power(a, n):
@@ -811,4 +922,5 @@ def multi_dot(arrays):
 
 #: The engine's ``linalg`` namespace (``xp.linalg``): these names, NumPy's meanings.
 LINALG_NAMES = ("det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "qr", "norm",
-                "vector_norm", "matrix_norm", "matrix_power", "multi_dot")
+                "vector_norm", "matrix_norm", "matrix_power", "multi_dot", "svd", "svdvals",
+                "pinv")
