@@ -496,10 +496,13 @@ class Eigh(Function):
 
 class Qr(Function):
     """Reduced QR: ``A = Q R`` with Q (..., m, k), R (..., k, n), k = min(m, n).
+
     Gradient for m >= n (tall or square): ``(gQ + Q copyltu(M)) R^-T`` with
-    ``M = R gR^T - gQ^T Q`` and copyltu the symmetric matrix made from M's lower triangle
-    (PyTorch's ``linalg_qr_backward``).  For m < n the backward raises
-    NotImplementedError (as the engine does not yet implement the wide case)."""
+    ``M = R gR^T - gQ^T Q`` and copyltu the symmetric matrix made from M's lower triangle.
+    For m < n (wide), ``A = [X | Y]`` with X square: ``R = [U | V]``, ``X = Q U`` and
+    ``Y = Q V``, so ``gY = Q gV`` and X's gradient is the square case's with
+    ``gQ + Y gV^T`` (PyTorch's ``linalg_qr_backward``).
+    """
 
     def name(self):
         return "LinalgQrBackward0"
@@ -515,27 +518,45 @@ class Qr(Function):
     def backward(self, gq, gr):
         a = self.saved_value("self")
         m, n = a.shape[-2:]
-        if m < n:
-            raise NotImplementedError(
-                f"linalg.qr backward for a wide matrix ({m} x {n}, m < n) is not implemented "
-                "in the engine; differentiate qr of the transpose, or of a tall/square matrix.")
         q, r = Qr.apply(a) if _is_tensor(a) else (self.q, self.r)
-        dtype = _dtype(a)
-        M = None
+        if m >= n:
+            return _qr_backward_tall(q, r, gq, gr)
+        # wide: A = [X | Y], R = [U | V], X = Q U square, Y = Q V
+        y = a[..., :, m:]
+        gu = gv = None
         if gr is not None:
-            M = r @ _mT(gr)
-        if gq is not None:
-            t = _mT(gq) @ q
-            M = -t if M is None else M - t
-        if M is None:
-            return None
-        low = np.tril(np.ones((n, n), dtype))
-        strict = np.tril(np.ones((n, n), dtype), -1)
-        sym = M * _const_like(low, M) + _mT(M * _const_like(strict, M))
-        b = q @ sym
-        if gq is not None:
-            b = gq + b
-        return _mT(_solve(r, _mT(b)))
+            gu, gv = gr[..., :, :m], gr[..., :, m:]
+        if gv is not None:
+            extra = y @ _mT(gv)
+            gq = extra if gq is None else gq + extra
+        gx = _qr_backward_tall(q, r[..., :, :m], gq, gu)
+        if gv is None:
+            return None if gx is None else dual.concatenate([gx, dual.zeros(tuple(y.shape), gx)], -1)
+        gy = q @ gv
+        if gx is None:
+            gx = dual.zeros(tuple(gy.shape[:-1]) + (m,), gy)
+        return dual.concatenate([gx, gy], -1)
+
+
+def _qr_backward_tall(q, r, gq, gr):
+    """The gradient of ``A`` (m >= n) from those of its reduced ``Q`` and ``R``."""
+    n = r.shape[-1]
+    dtype = _dtype(q)
+    M = None
+    if gr is not None:
+        M = r @ _mT(gr)
+    if gq is not None:
+        t = _mT(gq) @ q
+        M = -t if M is None else M - t
+    if M is None:
+        return None
+    low = np.tril(np.ones((n, n), dtype))
+    strict = np.tril(np.ones((n, n), dtype), -1)
+    sym = M * _const_like(low, M) + _mT(M * _const_like(strict, M))
+    b = q @ sym
+    if gq is not None:
+        b = gq + b
+    return _mT(_solve(r, _mT(b)))
 
 
 class Svd(Function):
