@@ -69,6 +69,11 @@ def test_einsum_value_matches_numpy_and_bad_subscripts():
     a = _randn("e", 2, 3, 4)
     for spec in ["ijk->kji", "ijk", "i...->...", "...k", "iJk->Jik"]:
         np.testing.assert_allclose(E.einsum(spec, a).data, np.einsum(spec, a), rtol=1e-12)
+    b = _randn("e2", 4, 3)
+    np.testing.assert_allclose(E.einsum(a, [0, 1, 2], b, [2, 1], [0]).data,
+                               np.einsum(a, [0, 1, 2], b, [2, 1], [0]), rtol=1e-12)
+    np.testing.assert_allclose(E.einsum(a, [Ellipsis, 2], b, [2, 1]).data,
+                               np.einsum(a, [Ellipsis, 2], b, [2, 1]), rtol=1e-12)
     with pytest.raises(ValueError, match="label 'j'"):
         E.einsum("ij,jk", np.ones((2, 3)), np.ones((4, 2)))
     with pytest.raises(ValueError, match="2 operand"):

@@ -12,6 +12,7 @@ elementwise op is one line below plus its ``Function``.
 from __future__ import annotations
 
 import builtins
+import operator
 
 import numpy as np
 
@@ -96,7 +97,10 @@ def einsum(subscripts, *operands, optimize=None):
     """NumPy's ``einsum``: any subscripts NumPy accepts in its string form (implicit output,
     repeated labels such as ``'ii->i'``, ``'...'``), size-1 dims broadcast as NumPy does.
     ``optimize`` is accepted for NumPy compatibility; the contraction order is NumPy's
-    ``optimize=True`` for three or more operands."""
+    ``optimize=True`` for three or more operands.  The interleaved form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is NumPy's too."""
+    if not isinstance(subscripts, str):
+        subscripts, operands = _interleaved_einsum((subscripts,) + operands)
     tensors = _same_dtype(operands)
     ins, out = parse_einsum(subscripts, [t.shape for t in tensors])
     sizes = {}
@@ -116,6 +120,25 @@ def einsum(subscripts, *operands, optimize=None):
                else broadcast_to(t, tuple(sizes[c] for c in term))
                for term, t in zip(ins, tensors)]
     return Einsum.apply(*tensors, ins=ins, out=out)
+
+
+def _interleaved_einsum(args):
+    """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])`` as a subscripts
+    string (sublists of ints 0-51 and ``...``) and the operands."""
+    args = list(args)
+    out = args.pop() if len(args) % 2 else None
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sub):
+        try:
+            return "".join("..." if s is Ellipsis else letters[operator.index(s)] for s in sub)
+        except (TypeError, IndexError):
+            raise ValueError(f"einsum: a sublist must hold ints in [0, 52) or Ellipsis, got {sub!r}.") from None
+
+    spec = ",".join(term(sub) for sub in args[1::2])
+    if out is not None:
+        spec += "->" + term(out)
+    return spec, tuple(args[0::2])
 
 
 _A, _B = "abcdefghijklm", "nopqrstuvwxyz"
