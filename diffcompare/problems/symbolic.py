@@ -376,6 +376,14 @@ def _products(name, func):
     return f
 
 
+def _dot(a, b):
+    """NumPy's ``dot``: ``matmul`` (one n-ary ``Add`` per element) for 1-D/2-D operands, as
+    before; NumPy's object ``dot`` for a 0-d or N-D operand."""
+    if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
+        return sympy_xp.matmul(a, b)
+    return _products("dot", np.dot)(a, b)
+
+
 def _vdot(a, b):
     """``vdot`` of real arrays: the flattened operands' dot product (no conjugate)."""
     a, b = np.ravel(np.asarray(a, dtype=object)), np.ravel(np.asarray(b, dtype=object))
@@ -613,8 +621,9 @@ class SympyNamespace:
                          ("less_equal", np.less_equal), ("greater", np.greater),
                          ("greater_equal", np.greater_equal)]:
             setattr(self, name, _binary(name, uf))
-        for name in ("dot", "inner", "outer", "tensordot", "einsum", "kron", "cross", "trace"):
+        for name in ("inner", "outer", "tensordot", "einsum", "kron", "cross", "trace"):
             setattr(self, name, _products(name, getattr(np, name)))
+        self.dot = _dot
         self.vdot = _vdot
         self.matrix_transpose = _matrix_transpose
         self.linalg = _SympyLinalg()
