@@ -60,7 +60,7 @@ COMPAT_MINIMUM = (1, 14)       # expand_dims with a positional and a tuple axis
 def namespace():
     """This module with torch and array-api-compat loaded (``ImportError`` if one is missing
     or array-api-compat is older than ``COMPAT_MINIMUM``)."""
-    global torch, _compat, matmul, dot
+    global torch, _compat, matmul
     if _compat is None:
         import array_api_compat
         import array_api_compat.torch as compat
@@ -76,14 +76,14 @@ def namespace():
         names.update({n: getattr(compat, n) for n in FROM_COMPAT})
         names.update({alias: getattr(compat, n) for alias, n in ALIASES.items()})
         # torch's own, not compat's: compat re-promotes both dtypes on every call (~10 µs)
-        matmul = dot = torch.matmul     # dot: NumPy's dot is matmul for ndim <= 2, as the engine's
+        matmul = torch.matmul
         _compat = compat
     return sys.modules[__name__]
 
 
 def __getattr__(name):
     # names from compat resolve lazily, so the module imports without torch
-    if name in FROM_COMPAT or name in ALIASES or name in ("matmul", "dot"):
+    if name in FROM_COMPAT or name in ALIASES or name == "matmul":
         return getattr(namespace(), name)
     raise AttributeError(f"the torch namespace has no {name!r}; it offers the names of "
                          "diffcompare.engine.array_api")
@@ -240,3 +240,165 @@ def arange(*args, dtype=None):
 
 def eye(n, m=None, dtype=np.float64):
     return asarray(np.eye(n, m), dtype=dtype)
+
+
+# --- linear algebra: NumPy's meanings (torch's dot, solve, cross... differ) -----------------
+
+def dot(a, b):
+    """NumPy's ``dot``: a product with a 0-d operand, ``matmul`` for 1-D/2-D operands, else
+    the sum over a's last axis and b's second-to-last (torch.dot takes 1-D only)."""
+    a, b = _pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return a * b
+    if a.ndim <= 2 and b.ndim <= 2:
+        return torch.matmul(a, b)
+    return torch.tensordot(a, b, dims=([a.ndim - 1], [b.ndim - 2 if b.ndim > 1 else 0]))
+
+
+def vdot(a, b):
+    """NumPy's ``vdot`` of real arrays: the flattened operands' dot product."""
+    a, b = _pair(a, b)
+    return torch.dot(a.reshape(-1), b.reshape(-1))
+
+
+def inner(a, b):
+    """NumPy's ``inner`` (torch's has the same meaning)."""
+    return torch.inner(*_pair(a, b))
+
+
+def outer(a, b):
+    """NumPy's ``outer``: the operands flattened (torch's takes 1-D only)."""
+    a, b = _pair(a, b)
+    return torch.outer(a.reshape(-1), b.reshape(-1))
+
+
+def tensordot(a, b, axes=2):
+    """NumPy's ``tensordot`` (torch's ``dims`` wants lists where NumPy also takes ints)."""
+    a, b = _pair(a, b)
+    if not isinstance(axes, int):
+        axes = tuple([x] if isinstance(x, int) else list(x) for x in axes)
+    return torch.tensordot(a, b, dims=axes)
+
+
+def einsum(subscripts, *operands, optimize=None):
+    """``torch.einsum`` (NumPy's string subscripts; ``optimize`` is accepted and ignored)."""
+    return torch.einsum(subscripts, *[asarray(o) for o in operands])
+
+
+def kron(a, b):
+    return torch.kron(*_pair(a, b))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """NumPy's ``cross`` of 3-vectors: its axis arguments, operands broadcast (torch's
+    ``linalg.cross`` needs equal ndim)."""
+    a, b = _pair(a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = torch.broadcast_tensors(torch.movedim(a, axisa, -1), torch.movedim(b, axisb, -1))
+    return torch.movedim(torch.linalg.cross(a, b), -1, axisc)
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    """NumPy's ``trace`` (over the first two axes by default; torch's takes 2-D only)."""
+    return torch.diagonal(asarray(x), offset, axis1, axis2).sum(-1)
+
+
+def matrix_transpose(x):
+    return asarray(x).mT
+
+
+class _Linalg:
+    """``xp.linalg`` with NumPy's meanings over ``torch.linalg``."""
+
+    @staticmethod
+    def det(a):
+        return torch.linalg.det(asarray(a))
+
+    @staticmethod
+    def slogdet(a):
+        """``(sign, logabsdet)``, as NumPy's."""
+        sign, logabs = torch.linalg.slogdet(asarray(a))
+        return sign, logabs
+
+    @staticmethod
+    def inv(a):
+        return torch.linalg.inv(asarray(a))
+
+    @staticmethod
+    def solve(a, b):
+        """NumPy 2's rule: ``b`` is a vector only if 1-D, else matrices (..., n, k) (torch
+        also takes ``b`` of shape ``a.shape[:-1]`` as a batch of vectors)."""
+        a, b = _pair(a, b)
+        if b.ndim == 1:
+            return torch.linalg.solve(a, b.expand(a.shape[:-2] + b.shape).unsqueeze(-1)).squeeze(-1)
+        if b.ndim == a.ndim - 1:
+            b = b.unsqueeze(0)     # same broadcast batch; no longer torch's vector case
+        return torch.linalg.solve(a, b)
+
+    @staticmethod
+    def cholesky(a, upper=False):
+        return torch.linalg.cholesky(asarray(a), upper=upper)
+
+    @staticmethod
+    def eigh(a, UPLO="L"):
+        w, v = torch.linalg.eigh(asarray(a), UPLO=UPLO)
+        return w, v
+
+    @staticmethod
+    def eigvalsh(a, UPLO="L"):
+        return torch.linalg.eigvalsh(asarray(a), UPLO=UPLO)
+
+    @staticmethod
+    def qr(a, mode="reduced"):
+        q, r = torch.linalg.qr(asarray(a), mode=mode)
+        return q, r
+
+    @staticmethod
+    def norm(x, ord=None, axis=None, keepdims=False):
+        """``np.linalg.norm``'s signature over ``torch.linalg.norm``."""
+        x = asarray(x)
+        if axis is None and ord is not None and x.ndim > 2:
+            raise ValueError(f"norm: improper number of dimensions ({x.ndim}) for ord={ord!r}.")
+        return torch.linalg.norm(x, ord, dim=axis, keepdim=keepdims)
+
+    @staticmethod
+    def vector_norm(x, axis=None, keepdims=False, ord=2):
+        return torch.linalg.vector_norm(asarray(x), ord, dim=axis, keepdim=keepdims)
+
+    @staticmethod
+    def matrix_norm(x, ord="fro", keepdims=False):
+        return torch.linalg.matrix_norm(asarray(x), ord, keepdim=keepdims)
+
+    @staticmethod
+    def svd(a, full_matrices=True, compute_uv=True):
+        """NumPy's ``svd``: ``(U, S, Vh)``, or ``S`` alone with ``compute_uv=False``."""
+        if not compute_uv:
+            return torch.linalg.svdvals(asarray(a))
+        u, s, vh = torch.linalg.svd(asarray(a), full_matrices=full_matrices)
+        return u, s, vh
+
+    @staticmethod
+    def svdvals(a):
+        return torch.linalg.svdvals(asarray(a))
+
+    @staticmethod
+    def pinv(a, rcond=None, hermitian=False):
+        """NumPy's ``rcond`` (default 1e-15, relative to the largest singular value) is
+        torch's ``rtol``."""
+        return torch.linalg.pinv(asarray(a), rtol=1e-15 if rcond is None else rcond,
+                                 hermitian=hermitian)
+
+    @staticmethod
+    def matrix_power(a, n):
+        return torch.linalg.matrix_power(asarray(a), n)
+
+    @staticmethod
+    def multi_dot(arrays):
+        return torch.linalg.multi_dot([asarray(a) for a in arrays])
+
+    def __repr__(self):
+        return "<torch linalg namespace (diffcompare.backends.torch_namespace.linalg)>"
+
+
+linalg = _Linalg()

@@ -50,11 +50,6 @@ def square(x):
     return ops.mul(x, x)
 
 
-def dot(a, b):
-    """NumPy's ``dot`` for vectors and matrices (``matmul`` for ndim <= 2)."""
-    return ops.matmul(a, b)
-
-
 def sign(x):
     """Not differentiated (its derivative is 0 almost everywhere)."""
     return Tensor(np.sign(_data(x)))
@@ -94,6 +89,23 @@ def clip(x, a_min=None, a_max=None):
     if a_max is not None:
         x = ops.minimum(x, a_max)
     return x
+
+
+class _Linalg:
+    """The ``linalg`` sub-namespace (``xp.linalg.det(x)``): ``ops.linalg``'s functions under
+    NumPy's names (``LINALG_NAMES``), each recorded for backward."""
+
+    def __init__(self):
+        from .ops import linalg as _l
+        for name in _l.LINALG_NAMES:
+            setattr(self, name, getattr(_l, name))
+        self.__all__ = list(_l.LINALG_NAMES)
+
+    def __repr__(self):
+        return "<the engine's linalg namespace: " + ", ".join(self.__all__) + ">"
+
+
+linalg = _Linalg()
 
 
 def _data(x):

@@ -29,12 +29,12 @@ raises ``MissingName`` (an ``AttributeError``) naming the name, the namespace an
 >>> float(xp.sigmoid(np.array(0.0)))
 0.5
 >>> from diffcompare.engine import array_api
->>> namespace(array_api).linalg
+>>> namespace(array_api).fft
 Traceback (most recent call last):
 ...
-diffcompare.problems.contract.MissingName: xp.linalg is not available on the engine (diffcompare.engine.array_api): it is not in diffcompare's xp contract; use the names in diffcompare.problems.contract.NAMES (abs, add, amax, ...).
+diffcompare.problems.contract.MissingName: xp.fft is not available on the engine (diffcompare.engine.array_api): it is not in diffcompare's xp contract; use the names in diffcompare.problems.contract.NAMES (abs, add, amax, ...).
 
-Names outside the contract that a namespace has (``np.linalg`` on NumPy) still work there,
+Names outside the contract that a namespace has (``np.fft`` on NumPy) still work there,
 so a problem meant for one method is not refused; ``tests/problems/test_contract.py`` checks
 that the shipped catalog uses contract names only.
 """
@@ -57,6 +57,30 @@ GROUPS = {
     "constants": ("pi", "e", "inf", "nan", "newaxis", "float64", "float32"),
 }
 NAMES = tuple(sorted(n for group in GROUPS.values() for n in group))
+
+# --- linear algebra (branch h-linalg): for the contract's owner to wire into GROUPS / the table ---
+#: Each name works with NumPy's meaning on NumPy, jax.numpy, the engine, torch
+#: (backends/torch_namespace) and SymPy (problems/symbolic.sympy_xp), except where
+#: ``LINALG["refused"]`` gives the reason a namespace raises NotImplementedError.
+#: ``"linear algebra"``: top-level names (``linalg`` is the sub-namespace itself);
+#: ``"linalg"``: the names of ``xp.linalg``.
+LINALG = {
+    "linear algebra": ("matmul", "dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron",
+                       "cross", "trace", "matrix_transpose", "linalg"),
+    "linalg": ("det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "norm", "qr",
+               "matrix_power", "multi_dot", "svd", "svdvals", "pinv"),
+    "refused": {
+        ("SymPy", "linalg.eigh"): "no usable closed form for the eigenvectors (roots of the "
+                                  "degree-n characteristic polynomial)",
+        ("SymPy", "linalg.eigvalsh"): "no closed form beyond n = 4 (roots of the characteristic "
+                                      "polynomial)",
+        ("SymPy", "linalg.qr"): "nested square roots grow too fast; LAPACK's sign convention",
+        ("SymPy", "linalg.svd/svdvals/pinv"): "no usable closed form for singular values",
+        ("SymPy", "linalg.norm 'nuc'/2/-2"): "needs singular values",
+        ("SymPy", "linalg.det/inv/solve/cholesky"): "n > 4: a symbolic det has n! terms",
+    },
+}
+# --- end of h-linalg's block ---
 
 
 # --- names diffcompare provides where a namespace lacks them -----------------------------

@@ -25,7 +25,13 @@ Supported (everything else raises ``NotImplementedError`` naming the function):
   negative positive add subtract multiply divide power maximum minimum clip where``;
 - reductions (``axis``/``keepdims``): ``sum mean prod max min amax amin`` (max/min as
   ``sympy.Max``/``Min``), also as methods (``x.sum()``, ``x.max(axis=0)``);
-- linear algebra: ``matmul dot`` (``@``) for 1-D and 2-D operands;
+- linear algebra: ``matmul`` (``@``) for 1-D and 2-D operands; NumPy's ``dot inner outer
+  tensordot einsum kron cross trace vdot matrix_transpose`` on object arrays; ``linalg``:
+  ``det slogdet inv solve cholesky`` through ``sympy.Matrix`` for n <= 4
+  (``SYMBOLIC_LINALG_MAX_N``: a symbolic n x n det has n! terms; larger sizes are refused
+  naming that size), ``norm vector_norm matrix_norm matrix_power multi_dot``;
+  ``eigh eigvalsh qr svd svdvals pinv`` raise
+  ``NotImplementedError`` with the reason (no usable closed form);
 - shape: ``reshape transpose permute_dims swapaxes expand_dims squeeze broadcast_to
   stack concatenate concat``;
 - creation: ``asarray zeros ones full zeros_like ones_like arange eye``;
@@ -354,6 +360,247 @@ maximum = _binary("maximum", np.maximum)
 minimum = _binary("minimum", np.minimum)
 
 
+# --- linear algebra beyond matmul ------------------------------------------------------
+
+def _products(name, func):
+    """NumPy's ``func`` (dot, einsum, tensordot, kron, cross, ...) on object arrays: its sums
+    and products are SymPy's; numeric operands stay NumPy."""
+    def f(*args, **kwargs):
+        if not builtins.any(_is_symbolic(a) for a in args):
+            return func(*args, **kwargs)
+        plain = [_as_object(np.asarray(a, dtype=object)).view(np.ndarray)
+                 if _is_symbolic(a) or isinstance(a, np.ndarray) else a for a in args]
+        return _wrap(func(*plain, **kwargs))
+
+    f.__name__ = f.__qualname__ = name
+    return f
+
+
+def _dot(a, b):
+    """NumPy's ``dot``: ``matmul`` (one n-ary ``Add`` per element) for 1-D/2-D operands, as
+    before; NumPy's object ``dot`` for a 0-d or N-D operand."""
+    if 1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2:
+        return sympy_xp.matmul(a, b)
+    return _products("dot", np.dot)(a, b)
+
+
+def _vdot(a, b):
+    """``vdot`` of real arrays: the flattened operands' dot product (no conjugate)."""
+    a, b = np.ravel(np.asarray(a, dtype=object)), np.ravel(np.asarray(b, dtype=object))
+    if a.size != b.size:
+        raise ValueError(f"vdot: the operands have {a.size} and {b.size} elements.")
+    return sympy.Add(*(a * b))
+
+
+def _matrix_transpose(x):
+    return _wrap(np.swapaxes(np.asarray(x), -1, -2))
+
+
+#: the largest n for which an n x n symbolic det/inv/solve/cholesky is attempted: a det of a
+#: general n x n symbolic matrix expands to n! terms (720 at n = 6)
+SYMBOLIC_LINALG_MAX_N = 4
+
+
+def _matrices(name, a):
+    """The matrices (last two axes) of ``a`` as SymPy Matrices, batched; refuses sizes whose
+    expansion is infeasible, naming the predicted size."""
+    a = np.asarray(a, dtype=object)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise np.linalg.LinAlgError(f"sympy_xp.linalg.{name} needs square matrices (..., n, n), "
+                                    f"got shape {a.shape}.")
+    n = a.shape[-1]
+    if n > SYMBOLIC_LINALG_MAX_N:
+        import math
+        raise NotImplementedError(
+            f"sympy_xp.linalg.{name} of a {n} x {n} symbolic matrix is refused: a general "
+            f"symbolic determinant expands to n! = {math.factorial(n)} terms (the inverse's and "
+            f"a solve's entries to (n-1)! each), beyond the SymPy namespace's limit n <= "
+            f"{SYMBOLIC_LINALG_MAX_N} (SYMBOLIC_LINALG_MAX_N); use a numeric method.")
+    return a, n
+
+
+def _batched(a, n, one):
+    out = None
+    for idx in np.ndindex(*a.shape[:-2]):
+        r = one(sympy.Matrix(a[idx]))          # a SymPy scalar, or a matrix as nested lists
+        shape = (n, n) if isinstance(r, list) else ()
+        if out is None:
+            out = np.empty(a.shape[:-2] + shape, dtype=object)
+        if shape:
+            out[idx] = _object_array(r)
+        else:
+            out[idx] = r
+    return _wrap(out)
+
+
+def _object_array(rows):
+    out = np.empty((len(rows), len(rows[0])), dtype=object)
+    for i, row in enumerate(rows):
+        for j, v in enumerate(row):
+            out[i, j] = v
+    return out
+
+
+def _det(a):
+    a, n = _matrices("det", a)
+    return _batched(a, n, lambda m: m.det(method="berkowitz"))
+
+
+def _slogdet(a):
+    d = np.asarray(_det(a), dtype=object)
+    sign = np.frompyfunc(sympy.sign, 1, 1)(d)
+    logabs = np.frompyfunc(lambda v: sympy.log(sympy.Abs(v)), 1, 1)(d)
+    return _wrap(sign), _wrap(logabs)
+
+
+def _inv(a):
+    a, n = _matrices("inv", a)
+
+    def one(m):
+        d = m.det(method="berkowitz")
+        if d == 0:
+            raise np.linalg.LinAlgError("sympy_xp.linalg.inv: the matrix is singular.")
+        return (m.adjugate() / d).tolist()
+    return _batched(a, n, one)
+
+
+def _solve(a, b):
+    """NumPy 2's ``solve``: ``b`` a vector if 1-D, else matrices (..., n, k); batch axes
+    broadcast."""
+    inv = np.asarray(_inv(a), dtype=object)
+    b = np.asarray(b, dtype=object)
+    if b.ndim == 1:
+        return _wrap(np.asarray(_products("matmul", np.matmul)(inv, b), dtype=object))
+    batch = np.broadcast_shapes(inv.shape[:-2], b.shape[:-2])
+    inv = np.broadcast_to(inv, batch + inv.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[-2:])
+    out = np.empty(batch + (inv.shape[-1], b.shape[-1]), dtype=object)
+    for idx in np.ndindex(*batch):
+        out[idx] = _matmul(inv[idx], b[idx])
+    return _wrap(out)
+
+
+def _cholesky(a, upper=False):
+    a, n = _matrices("cholesky", a)
+    out = _batched(a, n, lambda m: m.cholesky(hermitian=False).tolist())
+    return _matrix_transpose(out) if upper else out
+
+
+def _matrix_power(a, n):
+    """``a`` (2-D) times itself ``n`` times (negative ``n``: of ``inv(a)``)."""
+    a = np.asarray(a, dtype=object)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise NotImplementedError("sympy_xp.linalg.matrix_power supports one square 2-D matrix; "
+                                  f"got shape {a.shape}.")
+    if n < 0:
+        a, n = np.asarray(_inv(a), dtype=object), -n
+    out = np.eye(a.shape[0], dtype=int).astype(object)
+    for _ in range(n):
+        out = _matmul(out, a)
+    return _wrap(out)
+
+
+def _multi_dot(arrays):
+    out = arrays[0]
+    for a in arrays[1:]:
+        out = _wrap(_matmul(out, a))
+    return out
+
+
+def _infeasible(name, reason):
+    def f(*args, **kwargs):
+        raise NotImplementedError(f"sympy_xp.linalg.{name} is not supported by the SymPy "
+                                  f"namespace: {reason}")
+    f.__name__ = name
+    return f
+
+
+_EIG_REASON = ("a symmetric matrix's eigen-decomposition needs the roots of its degree-n "
+               "characteristic polynomial, which have no closed form beyond n = 4 and are "
+               "unwieldy (nested radicals, branch choices for the ordering) beyond n = 2; use a "
+               "numeric method.")
+_SVD_REASON = ("singular values are square roots of the eigenvalues of A^T A, roots of a "
+               "degree-n polynomial with no usable closed form (and singular vectors add sign "
+               "and rotation choices); use a numeric method.")
+_QR_REASON = ("Gram-Schmidt builds nested square roots of sums at every column, whose "
+              "expressions (and their derivatives) grow too fast to be useful, and the sign "
+              "convention of LAPACK's R is not expressible symbolically; use a numeric method.")
+
+
+def _vector_norm(x, axis=None, keepdims=False, ord=2):
+    x = lift(x)
+    if ord == 2:
+        return sympy_xp.sqrt(sympy_xp.sum(x * x, axis=axis, keepdims=keepdims))
+    a = sympy_xp.abs(x)
+    if ord == 1:
+        return sympy_xp.sum(a, axis=axis, keepdims=keepdims)
+    if ord == np.inf:
+        return sympy_xp.max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return sympy_xp.min(a, axis=axis, keepdims=keepdims)
+    if isinstance(ord, str) or ord == 0:
+        raise NotImplementedError(f"sympy_xp.linalg.vector_norm: ord={ord!r} is not supported "
+                                  "symbolically (use 2, 1, inf, -inf or p > 0).")
+    return sympy_xp.power(sympy_xp.sum(a ** ord, axis=axis, keepdims=keepdims), sympy.Rational(1) / ord)
+
+
+def _norm(x, ord=None, axis=None, keepdims=False):
+    """``np.linalg.norm``: vector norms (None/2, 1, inf, -inf, p) and matrix norms ('fro', 1,
+    -1, inf, -inf); 'nuc' and 2/-2 of a matrix need singular values: refused."""
+    x = lift(x)
+    nd = np.ndim(x)
+    if axis is None:
+        if ord is None or (ord == "fro" and nd == 2):
+            return _vector_norm(x, None, keepdims)
+        axis = (0,) if nd == 1 else (0, 1) if nd == 2 else None
+        if axis is None:
+            raise ValueError(f"norm: improper number of dimensions ({nd}) for ord={ord!r}.")
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    if len(axes) == 1:
+        return _vector_norm(x, axes[0], keepdims, 2 if ord is None else ord)
+    if ord in (None, "fro"):
+        return _vector_norm(x, axes, keepdims)
+    if ord in ("nuc", 2, -2):
+        raise NotImplementedError(f"sympy_xp.linalg.norm: the matrix norm ord={ord!r} needs "
+                                  "singular values, which are not supported symbolically.")
+    row, col = (a % nd for a in axes)
+    summed, reduced = (row, col) if ord in (1, -1) else (col, row)
+    s = sympy_xp.sum(sympy_xp.abs(x), axis=summed, keepdims=True)
+    out = (sympy_xp.max if ord > 0 else sympy_xp.min)(s, axis=reduced, keepdims=True)
+    if keepdims:
+        return out
+    return sympy_xp.reshape(out, tuple(n for i, n in enumerate(np.shape(x)) if i not in (row, col)))
+
+
+class _SympyLinalg:
+    """``sympy_xp.linalg``: det, slogdet, inv, solve, cholesky (SymPy Matrices, n <=
+    ``SYMBOLIC_LINALG_MAX_N``), norm/vector_norm/matrix_norm; eigh, eigvalsh and qr raise
+    ``NotImplementedError`` with the reason."""
+
+    def __init__(self):
+        self.det, self.slogdet, self.inv, self.solve = _det, _slogdet, _inv, _solve
+        self.cholesky = _cholesky
+        self.norm, self.vector_norm = _norm, _vector_norm
+        self.matrix_norm = lambda x, ord="fro", keepdims=False: _norm(x, ord, (-2, -1), keepdims)
+        self.matrix_power = _matrix_power
+        self.multi_dot = _multi_dot
+        self.eigh = _infeasible("eigh", _EIG_REASON)
+        self.eigvalsh = _infeasible("eigvalsh", _EIG_REASON)
+        self.qr = _infeasible("qr", _QR_REASON)
+        self.svd = _infeasible("svd", _SVD_REASON)
+        self.svdvals = _infeasible("svdvals", _SVD_REASON)
+        self.pinv = _infeasible("pinv", _SVD_REASON)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise NotImplementedError(f"sympy_xp.linalg.{name} is not supported by the SymPy "
+                                  "array namespace.")
+
+    def __repr__(self):
+        return "<SymPy linalg namespace (diffcompare.problems.symbolic.sympy_xp.linalg)>"
+
+
 class SympyNamespace:
     """NumPy's names over SymPy object arrays.  ``sympy_xp.<name>`` for an unsupported
     name raises ``NotImplementedError`` naming it."""
@@ -374,7 +621,12 @@ class SympyNamespace:
                          ("less_equal", np.less_equal), ("greater", np.greater),
                          ("greater_equal", np.greater_equal)]:
             setattr(self, name, _binary(name, uf))
-        self.dot = self.matmul
+        for name in ("inner", "outer", "tensordot", "einsum", "kron", "cross", "trace"):
+            setattr(self, name, _products(name, getattr(np, name)))
+        self.dot = _dot
+        self.vdot = _vdot
+        self.matrix_transpose = _matrix_transpose
+        self.linalg = _SympyLinalg()
         for name, uf in [("sum", np.add), ("prod", np.multiply), ("max", np.maximum),
                          ("min", np.minimum)]:
             setattr(self, name, _reduction(name, uf))

@@ -59,7 +59,7 @@ def _torch_reference(fn, xs, v, t, w):
     s = sum((g * torch.tensor(wi)).sum() for g, wi in zip(gs, w))
     if s.requires_grad:
         hs = torch.autograd.grad(s, X, allow_unused=True)
-        hs = [np.zeros_like(x) if h is None else h.detach().numpy() for h, x in zip(hs, xs)]
+        hs = [np.zeros_like(x) if h is None else h.detach().numpy(force=True) for h, x in zip(hs, xs)]
     else:
         hs = [np.zeros_like(x) for x in xs]
     # J t by the double-vjp trick, so ops without forward-mode formulas in torch are covered
@@ -71,10 +71,10 @@ def _torch_reference(fn, xs, v, t, w):
     if pairs:
         (jt,) = torch.autograd.grad([g for g, _ in pairs], [u], [ti for _, ti in pairs],
                                     allow_unused=True, materialize_grads=True)
-        jt = jt.detach().numpy()
+        jt = jt.detach().numpy(force=True)
     else:
         jt = np.zeros(out.shape)
-    return (out.detach().numpy(), [g.detach().numpy() for g in gs], hs, jt)
+    return (out.detach().numpy(), [g.detach().numpy(force=True) for g in gs], hs, jt)
 
 
 def _jax_reference(fn, xs, v, t, w):

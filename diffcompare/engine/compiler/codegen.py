@@ -27,6 +27,9 @@ _VIEWS = {("method", "T"), ("method", "reshape"), ("method", "transpose"), ("met
           ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape"),
           ("call", "flip"), ("call", "diagonal")}
 _HELPERS = {"index_add": "index_add"}
+#: calls whose constant operands keep their shape (an einsum's ones(n) is not the number 1.0)
+_SHAPED_CALLS = {"einsum", "tensordot", "kron", "inner", "outer", "dot", "vdot", "cross", "trace",
+                 "diagonal", "matrix_transpose"}
 _AUGMENTED = {"add": "+=", "sub": "-=", "mul": "*=", "truediv": "/=", "pow": "**="}
 _OPERATOR_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv": "true_divide",
                     "pow": "power", "neg": "negative"}
@@ -79,6 +82,8 @@ class Program:
         self.namespace = {"np": np, "index_add": dual.index_add_array, "_Retrace": GuardFailed}
         self._names = {}
         self._uses = {}
+        # a returned value is assigned its name, even a view written inline elsewhere (x.T)
+        self._outputs = {id(t) for t in outputs if type(t) is Tracer}
         for s in self.steps:
             for t in s.tracers():
                 self._uses[id(t)] = self._uses.get(id(t), 0) + 1
@@ -175,6 +180,8 @@ class Program:
 
     def _inlined(self, t):
         op = t.step.op
+        if id(t) in self._outputs:
+            return False
         return op in _INLINE_ALWAYS or (op in _INLINE_ONCE and self._uses.get(id(t), 0) == 1)
 
     # --- expressions --------------------------------------------------------------
@@ -269,6 +276,8 @@ class Program:
             return f"{self._arg(a, operand=True)}.{op[1]}({', '.join(opts)})"
         call = {"ufunc": lambda: f"np.{op[1]}" + ("" if op[2] == "__call__" else f".{op[2]}"),
                 "call": lambda: _HELPERS.get(op[1], f"np.{op[1]}")}[kind]()
+        if kind == "call" and (op[1] in _SHAPED_CALLS or op[1].startswith("linalg.")):
+            tracer_dtype = None     # a constant's shape matters: never written as one number
         parts = [self._arg(x, tracer_dtype) for x in args]
         parts += [f"{k}={self._arg(v)}" for k, v in kw.items()]
         return f"{call}({', '.join(parts)})"

@@ -427,6 +427,12 @@ class Tracer:
             return func(*concrete(args), **kwargs)
         if name in _INPLACE_FUNCTIONS:   # the engine's in-place ops (+=, x[i] = v, add_) end here
             _no_inplace(f"np.{name}: an in-place update such as `+=`, `x[i] = v` or `.add_()`")(self)
+        if getattr(func, "__module__", "") == "numpy.linalg":
+            if name not in _LINALG_FUNCTIONS:
+                raise TraceError(f"compile: np.linalg.{name} on a traced value ({user_line()}) is "
+                                 "not supported by the tracer; write it with the engine's ops.")
+            # results such as eigh's (w, v) are named tuples: record a plain tuple of Tracers
+            return _apply(("call", "linalg." + name), _plain_tuple(func), args, kwargs)
         if name not in _NUMPY_FUNCTIONS:
             raise TraceError(f"compile: np.{name} on a traced value ({user_line()}) is not "
                              "supported by the tracer; write it with the engine's ops.")
@@ -452,7 +458,19 @@ _NUMPY_FUNCTIONS = {"where", "broadcast_to", "transpose", "stack", "concatenate"
                     "array_split", "unstack",
                     # NumPy's reductions, scans, sorting and shape functions (issue 19)
                     "prod", "cumsum", "cumprod", "flip", "roll", "tile", "take",
-                    "take_along_axis", "argsort", "sort", "diagonal", "tril", "triu", "pad"}
+                    "take_along_axis", "argsort", "sort", "diagonal", "tril", "triu", "pad",
+                    # linear algebra (issue 19)
+                    "einsum", "tensordot", "kron", "inner", "cross", "trace", "matrix_transpose"}
+#: np.linalg functions the engine's linalg ops call (printed as ``np.linalg.<name>``)
+_LINALG_FUNCTIONS = {"det", "slogdet", "inv", "solve", "cholesky", "eigh", "eigvalsh", "qr",
+                     "norm", "vector_norm", "matrix_norm", "matrix_power", "multi_dot", "svd", "svdvals", "pinv"}
+
+
+def _plain_tuple(func):
+    def call(*args, **kwargs):
+        out = func(*args, **kwargs)
+        return tuple(out) if isinstance(out, tuple) else out
+    return call
 
 
 def _key_text(key):

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from .. import grad_mode
 from ..function import AccumulateGrad
 from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
-from .linalg import Matmul
+from .linalg import Einsum, Matmul, parse_einsum
 from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
 from .reduction import Cumprod, Cumsum, LogSumExp, Max, Mean, Min, Prod, Std, Sum, Var
 from .registry import OPS, register
@@ -85,6 +86,209 @@ div     = _binary(ew.Div,    methods="__truediv__ __rtruediv__ __itruediv__ div_
 maximum = _binary(ew.Maximum,                                                    xp="maximum")
 minimum = _binary(ew.Minimum,                                                    xp="minimum")
 matmul  = _binary(Matmul,    methods="__matmul__ __rmatmul__ matmul",            xp="matmul")
+
+
+# --- linear algebra (ops/linalg.py) ---------------------------------------------------------
+# einsum has its own backward (EinsumBackward0: each operand's gradient is another einsum);
+# dot, vdot, inner, outer, tensordot, kron, trace, cross and matrix_transpose are composed
+# from einsum, matmul, indexing and elementwise ops, so they need no backward of their own.
+# The linalg sub-namespace (det, inv, solve, ...) is ops.linalg's, as ``array_api.linalg``.
+
+@register(xp="einsum")
+def einsum(subscripts, *operands, optimize=None):
+    """NumPy's ``einsum``: any subscripts NumPy accepts in its string form (implicit output,
+    repeated labels such as ``'ii->i'``, ``'...'``), size-1 dims broadcast as NumPy does.
+    ``optimize`` is accepted for NumPy compatibility; the contraction order is NumPy's
+    ``optimize=True`` for three or more operands.  The interleaved form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])`` is NumPy's too."""
+    if not isinstance(subscripts, str):
+        subscripts, operands = _interleaved_einsum((subscripts,) + operands)
+    tensors = _same_dtype(operands)
+    ins, out = parse_einsum(subscripts, [t.shape for t in tensors])
+    sizes = {}
+    for term, t in zip(ins, tensors):
+        seen = {}
+        for c, n in zip(term, t.shape):
+            if c in seen and seen[c] != n:
+                raise ValueError(f"einsum: the label {c!r} repeats in {term!r} with different "
+                                 f"sizes {seen[c]} and {n} (operand shape {t.shape}).")
+            seen[c] = n
+            m = sizes.get(c, 1)
+            if m != n and m != 1 and n != 1:
+                raise ValueError(f"einsum: the label {c!r} of {subscripts!r} has sizes {m} and {n} "
+                                 "in different operands; they must be equal (or 1, to broadcast).")
+            sizes[c] = n if m == 1 else m
+    tensors = [t if all(sizes[c] == n for c, n in zip(term, t.shape))
+               else broadcast_to(t, tuple(sizes[c] for c in term))
+               for term, t in zip(ins, tensors)]
+    return Einsum.apply(*tensors, ins=ins, out=out)
+
+
+def _interleaved_einsum(args):
+    """NumPy's ``einsum(op0, sublist0, op1, sublist1, ..., [sublistout])`` as a subscripts
+    string (sublists of ints 0-51 and ``...``) and the operands."""
+    args = list(args)
+    out = args.pop() if len(args) % 2 else None
+    letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def term(sub):
+        try:
+            return "".join("..." if s is Ellipsis else letters[operator.index(s)] for s in sub)
+        except (TypeError, IndexError):
+            raise ValueError(f"einsum: a sublist must hold ints in [0, 52) or Ellipsis, got {sub!r}.") from None
+
+    spec = ",".join(term(sub) for sub in args[1::2])
+    if out is not None:
+        spec += "->" + term(out)
+    return spec, tuple(args[0::2])
+
+
+_A, _B = "abcdefghijklm", "nopqrstuvwxyz"
+
+
+@register(xp="dot")
+def dot(a, b):
+    """NumPy's ``dot``: a product with a 0-d operand; ``matmul`` for 1-D/2-D operands; else the
+    sum over a's last axis and b's second-to-last (its last if b is 1-D), the result's shape
+    ``a.shape[:-1] + b.shape[:-2] + b.shape[-1:]`` (not matmul's batch broadcasting)."""
+    a, b = _pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return mul(a, b)
+    k = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    if a.shape[-1] != k:
+        raise ValueError(f"dot: shapes {a.shape} and {b.shape} not aligned: the last dim of a "
+                         f"({a.shape[-1]}) must equal the {'only' if b.ndim == 1 else 'second-to-last'}"
+                         f" dim of b ({k}).")
+    if a.ndim <= 2 and b.ndim <= 2:
+        return matmul(a, b)
+    la, lb = _A[:a.ndim - 1], _B[:b.ndim]
+    if b.ndim == 1:
+        return Einsum.apply(a, b, ins=(la + "z", "z"), out=la)
+    lb = lb[:b.ndim - 2] + "z" + lb[-1]
+    return Einsum.apply(a, b, ins=(la + "z", lb), out=la + lb.replace("z", ""))
+
+
+@register(xp="vdot")
+def vdot(a, b):
+    """NumPy's ``vdot`` for real arrays: the dot product of the flattened operands."""
+    a, b = _pair(a, b)
+    if a.size != b.size:
+        raise ValueError(f"vdot: the operands have {a.size} and {b.size} elements (shapes {a.shape}"
+                         f" and {b.shape}); flattened, they must have the same length.")
+    return Einsum.apply(a.reshape(-1), b.reshape(-1), ins=("z", "z"), out="")
+
+
+@register(xp="inner")
+def inner(a, b):
+    """NumPy's ``inner``: sum over the last axes, shape ``a.shape[:-1] + b.shape[:-1]``
+    (a product when either is 0-d)."""
+    a, b = _pair(a, b)
+    if a.ndim == 0 or b.ndim == 0:
+        return mul(a, b)
+    if a.shape[-1] != b.shape[-1]:
+        raise ValueError(f"inner: the last dims of shapes {a.shape} and {b.shape} differ; they "
+                         "must be equal.")
+    la, lb = _A[:a.ndim - 1], _B[:b.ndim - 1]
+    return Einsum.apply(a, b, ins=(la + "z", lb + "z"), out=la + lb)
+
+
+@register(xp="outer")
+def outer(a, b):
+    """NumPy's ``outer``: the operands flattened, ``out[i, j] = a[i] * b[j]``."""
+    a, b = _pair(a, b)
+    return Einsum.apply(a.reshape(-1), b.reshape(-1), ins=("i", "j"), out="ij")
+
+
+@register(xp="tensordot")
+def tensordot(a, b, axes=2):
+    """NumPy's ``tensordot``: ``axes`` an int N (a's last N axes with b's first N) or a pair
+    of axis lists (or ints) to contract; the result has a's free axes, then b's."""
+    a, b = _pair(a, b)
+    if isinstance(axes, (int, np.integer)):
+        n = int(axes)
+        if n < 0 or n > a.ndim or n > b.ndim:
+            raise ValueError(f"tensordot: axes={n} needs operands with at least {n} dims, got "
+                             f"shapes {a.shape} and {b.shape}.")
+        ax_a, ax_b = list(range(a.ndim - n, a.ndim)), list(range(n))
+    else:
+        try:
+            ax_a, ax_b = axes
+        except (TypeError, ValueError):
+            raise ValueError(f"tensordot: axes must be an int or a pair of axis lists, got {axes!r}.") from None
+        ax_a = [ax_a] if isinstance(ax_a, (int, np.integer)) else list(ax_a)
+        ax_b = [ax_b] if isinstance(ax_b, (int, np.integer)) else list(ax_b)
+        if len(ax_a) != len(ax_b):
+            raise ValueError(f"tensordot: axes {axes!r} pair {len(ax_a)} axes of a with "
+                             f"{len(ax_b)} of b; give as many of each.")
+        ax_a = [x % a.ndim for x in ax_a] if a.ndim else ax_a
+        ax_b = [x % b.ndim for x in ax_b] if b.ndim else ax_b
+    la, lb = list(_A[:a.ndim]), list(_B[:b.ndim])
+    for i, j in zip(ax_a, ax_b):
+        if a.shape[i] != b.shape[j]:
+            raise ValueError(f"tensordot: shape mismatch: axis {i} of a {a.shape} has "
+                             f"{a.shape[i]} entries, axis {j} of b {b.shape} has {b.shape[j]}.")
+        lb[j] = la[i]
+    contracted = set(la[i] for i in ax_a)
+    out = "".join(c for c in la if c not in contracted) + "".join(c for c in lb if c not in contracted)
+    return Einsum.apply(a, b, ins=("".join(la), "".join(lb)), out=out)
+
+
+@register(xp="kron")
+def kron(a, b):
+    """NumPy's ``kron``: the block product, operands padded with leading 1-dims to equal
+    ndim; ``out[i*nb + k, ...] = a[i, ...] * b[k, ...]``."""
+    a, b = _pair(a, b)
+    nd = builtins.max(a.ndim, b.ndim)
+    a = a.reshape((1,) * (nd - a.ndim) + a.shape)
+    b = b.reshape((1,) * (nd - b.ndim) + b.shape)
+    la, lb = _A[:nd], _B[:nd]
+    out = Einsum.apply(a, b, ins=(la, lb), out="".join(x + y for x, y in zip(la, lb)))
+    return out.reshape(tuple(m * n for m, n in zip(a.shape, b.shape)))
+
+
+@register(xp="cross")
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """NumPy's ``cross`` of 3-vectors along ``axisa``/``axisb`` (``axis`` sets all three),
+    broadcast over the other axes; the result's vector axis is ``axisc``."""
+    a, b = _pair(a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = _move_last(a, axisa, "a", "axisa")
+    b = _move_last(b, axisb, "b", "axisb")
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    c = stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+    nd = c.ndim
+    if not -nd <= axisc < nd:
+        raise ValueError(f"cross: axisc {axisc} is out of bounds for the result's {nd} dims.")
+    axisc %= nd
+    if axisc != nd - 1:
+        order = list(range(nd - 1))
+        order.insert(axisc, nd - 1)
+        c = permute(c, order)
+    return c
+
+
+def _move_last(x, ax, name, arg):
+    if not -x.ndim <= ax < x.ndim if x.ndim else True:
+        raise ValueError(f"cross: {arg}={ax} is out of bounds for {name} of shape {x.shape}.")
+    ax %= x.ndim
+    if x.shape[ax] != 3:
+        raise ValueError(f"cross: {name} has {x.shape[ax]} entries along its vector axis ({arg}="
+                         f"{ax}, shape {x.shape}); the engine's cross takes 3-vectors (NumPy 2 "
+                         "deprecates 2-vectors: pad them with a 0 third entry).")
+    if ax != x.ndim - 1:
+        x = permute(x, [i for i in range(x.ndim) if i != ax] + [ax])
+    return x
+
+
+@register(xp="matrix_transpose")
+def matrix_transpose(x):
+    """The last two axes swapped (``x.mT``)."""
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(f"matrix_transpose needs at least 2 dims, got shape {x.shape}.")
+    return swapaxes(x, -1, -2)
 
 
 @register(xp="power")   # the operator and method are methods._pow (PowBackward0 or 1)
