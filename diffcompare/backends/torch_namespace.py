@@ -557,8 +557,14 @@ def pad(x, pad_width, mode="constant", constant_values=0):
 def select(condlist, choicelist, default=0):
     """NumPy's ``select``: the first true condition's choice, else ``default``."""
     choices = [asarray(c) for c in choicelist]
-    out = asarray(np.asarray(default, dtype=np.result_type(
-        *[np.empty(0, dtype=str(c.dtype).replace("torch.", "")) for c in choices])))
+    if isinstance(default, torch.Tensor):
+        out = default
+    else:       # a number takes the choices' dtype (as NumPy's result_type of them and it)
+        dtype = choices[0].dtype if choices else torch.float64
+        for c in choices[1:]:
+            dtype = torch.promote_types(dtype, c.dtype)
+        out = torch.tensor(default, dtype=torch.promote_types(
+            dtype, torch.tensor(default).dtype) if not isinstance(default, float) else dtype)
     for cond, choice in reversed(list(zip(condlist, choices))):
         out = where(cond, choice, out)
     return out

@@ -118,9 +118,11 @@ def _trunc(a):
 
 
 def _cbrt(a):
-    """The real cube root (``a**(1/3)`` is SymPy's principal, complex root for ``a < 0``)."""
-    third = sympy.Rational(1, 3)
-    return sympy.Piecewise((a ** third, a >= 0), (-((-a) ** third), True))
+    """The real cube root (``a**(1/3)`` is SymPy's principal, complex root for ``a < 0``):
+    ``+-|a|**(1/3)``, both branches finite everywhere, so a reverse sweep that multiplies the
+    unused branch's derivative by 0 gets 0, not NaN (``(-a)**(1/3)`` is NaN for ``a > 0``)."""
+    root = sympy.Abs(a) ** sympy.Rational(1, 3)
+    return sympy.Piecewise((root, a >= 0), (-root, True))
 
 
 def _remainder(a, b):

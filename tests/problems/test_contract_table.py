@@ -292,3 +292,51 @@ def test_cli_lists_the_contract():
     md = subprocess.run([sys.executable, "-m", "diffcompare", "list", "contract", "--markdown"],
                         capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert md.returncode == 0 and md.stdout == contract.markdown()
+
+
+# --- gradients: the new names differentiate alike on the methods that have them -------------
+
+def _smooth(xp, x):
+    m = xp.reshape(x, (2, 3))
+    return (xp.sum(xp.arcsin(x / 3) + xp.arctan2(x, 1.5) + xp.hypot(x, 2.0) + xp.cbrt(x)
+                   + xp.logaddexp(x, -x) + xp.exp2(x) + xp.log10(x * x + 1) + xp.sinc(x))
+            + xp.sum(xp.cumsum(m, axis=1) * xp.flip(m)) + xp.var(x) + xp.std(m, axis=0)[1]
+            + xp.sum(xp.pad(xp.diff(x), 1) ** 2) + xp.trace(xp.reshape(x[:4], (2, 2)))
+            + xp.sum(xp.concatenate(xp.split(x, 3)) * xp.roll(x, 1)) + xp.prod(x[:3]))
+
+
+def _kinked(xp, x):
+    """Rounding and remainders (derivative 0 and 1 away from their jumps), select."""
+    return xp.sum(xp.floor(x) * x + xp.trunc(x) * x + xp.remainder(x, 0.7) + xp.fmod(x, 0.7)
+                  + xp.ceil(x) + xp.select([x > 0.5, x < -0.5], [x * x, xp.sin(x)], 0.1 * x))
+
+
+@pytest.mark.parametrize("fn, methods", [
+    (_smooth, ["sympy", "sympy-reverse", "torch"]),
+    (_kinked, ["sympy", "sympy-reverse", "torch"]),
+])
+def test_gradients_of_the_new_names_agree_with_jax(fn, methods):
+    from diffcompare import backends
+    from diffcompare.problems import Problem
+
+    x = np.array([0.3, -1.2, 2.1, -0.45, 1.7, 0.9])      # away from every jump and kink
+    p = Problem(name=fn.__name__.strip("_"), fn=fn, make_inputs=lambda size, seed: (x.copy(),),
+                description=fn.__name__)
+    pytest.importorskip("jax")
+    want = backends.compute_gradient(backends.get("jax-jit"), p, p.inputs(6))[0]
+    for method in methods:
+        got = backends.compute_gradient(backends.get(method), p, p.inputs(6))[0]
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12, err_msg=method)
+
+
+def test_symengine_refuses_what_it_cannot_differentiate_as_unsupported():
+    pytest.importorskip("symengine")
+    from diffcompare import backends
+    from diffcompare.backends import UnsupportedError
+    from diffcompare.problems import Problem
+
+    for fn in (lambda xp, x: xp.sum(xp.sinc(x)), lambda xp, x: xp.sum(xp.floor(x) * x)):
+        p = Problem(name="t_symengine", fn=fn, description="refused",
+                    make_inputs=lambda size, seed: (np.array([0.3, -1.2]),))
+        with pytest.raises(UnsupportedError):
+            backends.compute_gradient(backends.get("symengine"), p, p.inputs(2))
