@@ -51,11 +51,11 @@ too) and which namespaces have them.  Before any cell runs the runner says so on
 an ``unsupported`` row with the same explanation as every other such method, and the methods
 whose namespace has it run normally:
 
->>> v = Verdict("demo", ["i0"], {"i0": ("numpy", "jax")})
->>> v.runs_on("jax"), v.runs_on("engine")
-(True, False)
+>>> v = Verdict("demo", ["sum", "wiggle"], {"wiggle": ("numpy", "jax")})   # a made-up name
+>>> v.outside, v.runs_on("jax"), v.runs_on("engine")
+(('wiggle',), True, False)
 >>> print(v.reason("engine"))
-xp.i0 is outside diffcompare's xp contract (diffcompare.problems.contract.NAMES; `diffcompare list contract`), so only the methods whose namespace has it run it: xp.i0 is on NumPy, jax.numpy only.
+xp.wiggle is outside diffcompare's xp contract (diffcompare.problems.contract.NAMES; `diffcompare list contract`), so only the methods whose namespace has it run it: xp.wiggle is on NumPy, jax.numpy only.
 """
 from __future__ import annotations
 
@@ -400,7 +400,8 @@ def in_contract(name: str) -> bool:
 
 
 def has_name(key, name: str) -> bool:
-    """Whether namespace ``key`` gives ``name`` (dotted for a sub-namespace: ``linalg.inv``)."""
+    """Whether namespace ``key`` gives ``name`` (dotted for a sub-namespace: ``linalg.inv``),
+    differentiably where the namespace says (autograd.numpy: ``autograd_gap``)."""
     try:
         obj = namespace(namespace_object(key))
     except ImportError:
@@ -412,7 +413,33 @@ def has_name(key, name: str) -> bool:
                 obj = getattr(obj, part)
         except (AttributeError, NotImplementedError, ImportError):
             return False
-    return True
+    return key != "autograd" or autograd_gap(name) is None
+
+
+def autograd_gap(name: str):
+    """Why HIPS autograd cannot differentiate ``autograd.numpy.<name>`` (None if it can): a
+    primitive with no VJP (``fmod``, ``flip``, ``cbrt``, ...) fails only at the gradient.
+    New arrays (``zeros``, ``arange``, ...) are made from constants: not asked."""
+    if name in CANDIDATES["new arrays"]:
+        return None
+    try:
+        import autograd.numpy as anp
+        from autograd.core import VJPNode, primitive_vjps
+        from autograd.tracer import notrace_primitives
+    except ImportError:
+        return None
+    obj = anp
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    if obj is None or not getattr(obj, "_is_autograd_primitive", False):
+        return None                 # a Python function of primitives, or not there at all
+    if obj in primitive_vjps or obj in notrace_primitives[VJPNode]:
+        return None
+    return f"HIPS autograd defines no gradient (VJP) for autograd.numpy.{name}"
+
+
+#: namespaces that may give a contract name yet not differentiate it: checked per name used
+_CHECKED_FOR_CONTRACT_NAMES = ("autograd",)
 
 
 class _Recorder:
@@ -455,57 +482,91 @@ def names_used(fn, args) -> list:
 class Verdict:
     """Which ``xp`` names a problem uses outside the contract, and which namespaces have them.
 
-    ``outside``: those names (in order of use); ``have[name]``: the ``RUNS_ON`` keys whose
-    namespace has it.  ``runs_on(key)`` says whether a method on namespace ``key`` can run the
-    problem; ``reason(key)`` why not (its ``unsupported`` row's message); ``message(methods)``
-    the one explanation said before any cell runs."""
+    ``used``: the names its function reads; ``outside``: those outside the contract (in order
+    of use); ``have(name)``: the ``RUNS_ON`` keys whose namespace has it.  ``runs_on(key)``
+    says whether a method on namespace ``key`` can run the problem -- for autograd.numpy also
+    whether it differentiates the contract names used; ``reason(key)`` why not (its
+    ``unsupported`` row's message, the same on every such method); ``message(methods)`` the
+    one explanation said before any cell runs.  Namespaces are asked lazily, once each."""
 
-    def __init__(self, problem_name, outside, have):
-        self.problem, self.outside, self.have = problem_name, tuple(outside), dict(have)
+    def __init__(self, problem_name, used, have=None):
+        self.problem = problem_name
+        self.used = tuple(n for n in used if not _is_sub(n))
+        self.outside = tuple(n for n in self.used if not in_contract(n))
+        self._has = {(k, n): (k in keys) for n, keys in (have or {}).items() for k in RUNS_ON}
 
-    def __bool__(self):                 # true when there is something to say
+    def __bool__(self):                 # true when names outside the contract are used
         return bool(self.outside)
 
+    def _gives(self, key, name) -> bool:
+        if (key, name) not in self._has:
+            self._has[(key, name)] = has_name(key, name)
+        return self._has[(key, name)]
+
+    def have(self, name) -> tuple:
+        return tuple(k for k in RUNS_ON if self._gives(k, name))
+
     def missing_on(self, key) -> list:
-        return [n for n in self.outside if key not in self.have[n]]
+        missing = [n for n in self.outside if not self._gives(key, n)]
+        if key in _CHECKED_FOR_CONTRACT_NAMES:
+            missing += [n for n in self.used if n not in self.outside and not self._gives(key, n)]
+        return missing
 
     def runs_on(self, key) -> bool:
         return not self.missing_on(key)
 
-    def _names(self, names) -> str:
+    @staticmethod
+    def _names(names) -> str:
         return ", ".join(f"xp.{n}" for n in names)
 
     def _where(self, name) -> str:
-        keys = self.have[name]
+        keys = self.have(name)
         if not keys:
             return (f"xp.{name} exists on none of the namespaces ("
                     f"{', '.join(RUNS_ON.values())}): check its spelling")
-        why = LACKS.get(name, {})
+        why = dict(LACKS.get(name, {}))
+        if "autograd" not in keys and autograd_gap(name):
+            why["autograd"] = autograd_gap(name)
         lacking = [k for k in RUNS_ON if k not in keys]
-        text = f"xp.{name} is on {', '.join(RUNS_ON[k] for k in keys)} only"
+        text = f"xp.{name} is on {', '.join(RUNS_ON[k] for k in keys)}" + (" only" if lacking else "")
         if why:
-            text += " (" + "; ".join(f"{NAMESPACES[k]}: {r}" for k, r in why.items()) + ")"
-        return text if lacking else text.replace(" only", "")
+            text += " (" + "; ".join(f"{RUNS_ON[k]}: {r}" for k, r in why.items()) + ")"
+        return text
 
     def reason(self, key) -> str:
-        """The ``unsupported`` message for a method on namespace ``key``."""
+        """The ``unsupported`` message for a method on namespace ``key`` ("" if it runs)."""
         missing = self.missing_on(key)
-        if not missing:
-            return ""
-        return (f"{self._names(missing)} {'is' if len(missing) == 1 else 'are'} outside "
-                "diffcompare's xp contract (diffcompare.problems.contract.NAMES; `diffcompare "
-                "list contract`), so only the methods whose namespace has it run it: "
-                + "; ".join(self._where(n) for n in missing) + ".")
+        outside = [n for n in missing if n in self.outside]
+        parts = []
+        if outside:
+            parts.append(f"{self._names(outside)} {'is' if len(outside) == 1 else 'are'} outside "
+                         "diffcompare's xp contract (diffcompare.problems.contract.NAMES; "
+                         "`diffcompare list contract`), so only the methods whose namespace has "
+                         "it run it: " + "; ".join(self._where(n) for n in outside) + ".")
+        gaps = [n for n in missing if n not in self.outside]
+        if gaps:
+            parts.append(f"{RUNS_ON[key]} cannot differentiate {self._names(gaps)}: "
+                         + "; ".join(autograd_gap(n) or f"not on {RUNS_ON[key]}" for n in gaps)
+                         + ".")
+        return " ".join(parts)
 
     def message(self, methods=None) -> str:
-        """Said once before the cells run: the names, and which of ``methods`` (``{method:
-        namespace key}``) still run the problem."""
-        text = (f"problem {self.problem!r} uses {self._names(self.outside)}, outside "
-                "diffcompare's xp contract (`diffcompare list contract`): "
-                + "; ".join(self._where(n) for n in self.outside) + ".")
+        """Said once before the cells run ("" if there is nothing to say): the names outside
+        the contract and which of ``methods`` (``{method: namespace key}``) still run the
+        problem; or which methods cannot differentiate a contract name it uses."""
+        methods = dict(methods or {})
+        refused = [m for m, k in methods.items() if not self.runs_on(k)]
+        if not self.outside and not refused:
+            return ""
+        if self.outside:
+            text = (f"problem {self.problem!r} uses {self._names(self.outside)}, outside "
+                    "diffcompare's xp contract (`diffcompare list contract`): "
+                    + "; ".join(self._where(n) for n in self.outside) + ".")
+        else:
+            text = f"problem {self.problem!r}: " + " ".join(
+                dict.fromkeys(self.reason(methods[m]) for m in refused))
         if methods:
-            run = [m for m, k in methods.items() if self.runs_on(k)]
-            refused = [m for m, k in methods.items() if not self.runs_on(k)]
+            run = [m for m in methods if m not in refused]
             text += (f" Methods that run it: {', '.join(run) or 'none'}; methods that report it "
                      f"unsupported: {', '.join(refused) or 'none'}.")
         return text
@@ -525,9 +586,7 @@ def verdict(problem, inputs) -> Verdict:
         key, hit = None, None
     if hit is not None:
         return hit
-    outside = [n for n in names_used(fn, inputs) if not in_contract(n) and not _is_sub(n)]
-    result = Verdict(problem.name, outside, {n: tuple(k for k in RUNS_ON if has_name(k, n))
-                                             for n in outside})
+    result = Verdict(problem.name, names_used(fn, inputs))
     if key is not None:
         _VERDICTS[key] = result
     return result

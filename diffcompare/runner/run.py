@@ -73,8 +73,9 @@ class RunSummary:
 
 
 def contract_verdicts(groups) -> list:
-    """For each problem of ``groups`` that uses ``xp`` names outside the xp contract, the one
-    explanation of which methods run it (``contract.Verdict.message``), from one NumPy call at
+    """For each problem of ``groups`` that uses ``xp`` names outside the xp contract (or that
+    a method cannot differentiate: autograd's missing VJPs), the one explanation of which
+    methods run it (``contract.Verdict.message``), from one NumPy call at
     its smallest size; the cells of the other methods are ``unsupported`` with the reason."""
     from .. import backends
     from ..problems import contract
@@ -94,8 +95,9 @@ def contract_verdicts(groups) -> list:
             verdict = contract.verdict(problem, problem.inputs(g.size, g.seed))
         except Exception:        # noqa: BLE001 -- a broken problem: its cells say how
             continue
-        if verdict:
-            out.append(verdict.message(methods[name]))
+        message = verdict.message(methods[name])
+        if message:
+            out.append(message)
     return out
 
 

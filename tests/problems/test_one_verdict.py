@@ -59,7 +59,7 @@ def test_a_name_outside_the_contract_is_found_and_placed():
     p = _problem(uses_i0)
     v = contract.verdict(p, p.inputs(3))
     assert v.outside == ("i0",)
-    assert set(v.have["i0"]) >= {"numpy", "jax"} and not {"engine", "torch", "sympy"} & set(v.have["i0"])
+    assert set(v.have("i0")) >= {"numpy", "jax"} and not {"engine", "torch", "sympy"} & set(v.have("i0"))
     assert v.runs_on("numpy") and v.runs_on("jax") and not v.runs_on("engine")
     assert v.reason("engine") == v.reason("torch") == v.reason("sympy")      # one explanation
     assert v.reason("engine").startswith("xp.i0 is outside diffcompare's xp contract")
@@ -85,13 +85,31 @@ def test_a_contract_only_function_is_not_flagged():
 def test_a_name_no_namespace_has_says_so_naming_the_namespaces():
     p = _problem(uses_a_typo)
     v = contract.verdict(p, p.inputs(3))
-    assert v.outside == ("frobnicate",) and v.have["frobnicate"] == ()
+    assert v.outside == ("frobnicate",) and v.have("frobnicate") == ()
     assert not any(v.runs_on(k) for k in contract.RUNS_ON)
     reason = v.reason("numpy")
     assert "xp.frobnicate exists on none of the namespaces" in reason
     for label in ("engine", "NumPy", "jax.numpy", "torch", "SymPy"):
         assert label in reason
     assert reason == v.reason("engine")
+
+
+def test_a_contract_name_autograd_cannot_differentiate_is_its_verdict_too():
+    """HIPS autograd has ``concat`` but no gradient for it: its cell is ``unsupported`` with
+    that reason (said up front too), not an error row at the gradient."""
+    pytest.importorskip("autograd")
+
+    def f(xp, x):
+        return xp.sum(xp.concat([x, x * x]))
+
+    p = _problem(f)
+    v = contract.verdict(p, p.inputs(3))
+    assert not v and v.runs_on("engine") and v.runs_on("numpy")
+    assert not v.runs_on("autograd")
+    assert "HIPS autograd defines no gradient (VJP) for autograd.numpy.concat" in v.reason("autograd")
+    note = v.message({"engine": "engine", "autograd": "autograd"})
+    assert "Methods that run it: engine; methods that report it unsupported: autograd" in note
+    assert v.message({"engine": "engine"}) == ""          # nothing to say without autograd
 
 
 def test_sort_is_refused_on_sympy_with_its_reason():
