@@ -395,8 +395,22 @@ def namespace_object(key):
 
 
 def in_contract(name: str) -> bool:
-    """Whether ``name`` (``"exp"``, or ``"linalg.inv"`` for a sub-namespace's) is a contract name."""
-    return name in NAMES or name in globals().get("LINALG_NAMES", ())
+    """Whether ``name`` (``"exp"``, or ``"linalg.inv"`` for a sub-namespace's) is a contract
+    name: in ``NAMES``, or a sub-namespace's name listed in its block of this module
+    (``LINALG`` or ``LINALG_NAMES``, as ``"inv"`` or ``"linalg.inv"``)."""
+    if name in NAMES:
+        return True
+    sub, dot, leaf = name.partition(".")
+    if not dot:
+        return False
+    for block_name in (sub.upper(), f"{sub.upper()}_NAMES"):
+        block = globals().get(block_name, ())
+        if isinstance(block, dict):              # by kind, as GROUPS
+            block = [n for v in block.values() for n in (v if isinstance(v, (tuple, list)) else (v,))] \
+                + list(block)
+        if leaf in block or name in block:
+            return True
+    return False
 
 
 def has_name(key, name: str) -> bool:
