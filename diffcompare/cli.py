@@ -304,28 +304,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 class _contract_notes:
     """Print a ``ContractWarning`` (a problem uses names outside the xp contract, said once
-    before the cells run) as one plain note line, not as a Python warning."""
+    before the cells run) as one plain note line, not as a Python warning, whatever the
+    warning filters say (``-W ignore`` must not hide why cells are unsupported)."""
 
     def __enter__(self):
         import warnings
 
         from .problems.contract import ContractWarning
 
-        self._show = warnings.showwarning
+        self._saved = warnings.catch_warnings()
+        self._saved.__enter__()                  # filters and showwarning restored on exit
+        warnings.simplefilter("always", ContractWarning)
+        show_other = warnings.showwarning
 
         def show(message, category, *rest, **kwargs):
             if issubclass(category, ContractWarning):
                 print(f"diffcompare: note: {message}", file=sys.stderr)
             else:
-                self._show(message, category, *rest, **kwargs)
+                show_other(message, category, *rest, **kwargs)
 
         warnings.showwarning = show
         return self
 
     def __exit__(self, *exc):
-        import warnings
-
-        warnings.showwarning = self._show
+        self._saved.__exit__(*exc)
         return False
 
 
