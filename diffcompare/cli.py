@@ -9,7 +9,8 @@
 - ``diffcompare export DIR --format csv|parquet -o FILE`` writes the rows as a table;
 - ``diffcompare report results/quick -o reports/quick.html`` writes the results folder's
   report: one HTML file that opens from disk with nothing fetched;
-- ``diffcompare list [problems|backends|suites|capabilities]`` shows what exists;
+- ``diffcompare list [problems|backends|suites|capabilities|contract]`` shows what exists
+  (``contract``: the xp contract's names on every namespace, ``--markdown`` for docs/contract.md);
 - ``diffcompare demo`` prints the engine's graphs and gradients for the seed examples;
 - ``diffcompare graph model.py`` draws the graph of a function in a file (engine and torch).
 
@@ -187,7 +188,13 @@ def _list(args) -> int:
     from .runner.suite import list_suites, load_suite
 
     what = args.what
-    if what == "problems":
+    if args.markdown and what != "contract":
+        raise UsageError("--markdown is for `diffcompare list contract`.")
+    if what == "contract":
+        from .problems import contract
+
+        print(contract.markdown() if args.markdown else contract.text(), end="\n" * (not args.markdown))
+    elif what == "problems":
         for p in problems.all_problems():
             print(f"{p.name:24s} sizes {', '.join(map(str, p.sizes)):28s} "
                   f"[{', '.join(sorted(p.tags))}]  {p.description}")
@@ -268,9 +275,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave out the seed-questions section (it runs the engine live)")
     p.set_defaults(func=_report)
 
-    p = sub.add_parser("list", help="problems, backends, suites or the capability table")
+    p = sub.add_parser("list", help="problems, backends, suites, the capability table or the xp contract")
     p.add_argument("what", nargs="?", default="problems",
-                   choices=["problems", "backends", "suites", "capabilities"])
+                   choices=["problems", "backends", "suites", "capabilities", "contract"])
+    p.add_argument("--markdown", action="store_true",
+                   help="with `contract`: the table as Markdown (docs/contract.md)")
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
     p.set_defaults(func=_list)
 
@@ -293,13 +302,43 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _contract_notes:
+    """Print a ``ContractWarning`` (a problem uses names outside the xp contract, said once
+    before the cells run) as one plain note line, not as a Python warning, whatever the
+    warning filters say (``-W ignore`` must not hide why cells are unsupported)."""
+
+    def __enter__(self):
+        import warnings
+
+        from .problems.contract import ContractWarning
+
+        self._saved = warnings.catch_warnings()
+        self._saved.__enter__()                  # filters and showwarning restored on exit
+        warnings.simplefilter("always", ContractWarning)
+        show_other = warnings.showwarning
+
+        def show(message, category, *rest, **kwargs):
+            if issubclass(category, ContractWarning):
+                print(f"diffcompare: note: {message}", file=sys.stderr)
+            else:
+                show_other(message, category, *rest, **kwargs)
+
+        warnings.showwarning = show
+        return self
+
+    def __exit__(self, *exc):
+        self._saved.__exit__(*exc)
+        return False
+
+
 def main(argv=None) -> int:
     from .results.folder import ResultsError
     from .runner.suite import SuiteError
 
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        with _contract_notes():
+            return args.func(args)
     except (UsageError, SuiteError, ResultsError, KeyError, OSError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"diffcompare: error: {message}", file=sys.stderr)

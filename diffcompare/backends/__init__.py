@@ -55,6 +55,19 @@ def get(name: str, **options) -> Backend:
     return getattr(module, class_name)(**options)
 
 
+def namespace_of(name: str) -> str:
+    """The namespace backend ``name`` runs a problem's ``fn(xp, ...)`` on (its class's
+    ``xp_namespace``: a key of ``diffcompare.problems.contract.RUNS_ON``), without making one."""
+    try:
+        module_name, class_name = _BACKENDS[name]
+    except KeyError:
+        raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
+    try:
+        return getattr(importlib.import_module(module_name), class_name).xp_namespace
+    except ImportError:          # its module needs a library that is missing: NumPy's default
+        return Backend.xp_namespace
+
+
 def availability() -> dict[str, Support]:
     """For each backend: can it run on this machine ("unavailable: <reason>" if not)."""
     return {name: get(name).available() for name in _BACKENDS}

@@ -29,6 +29,7 @@ INSTALL_HINT = "HIPS autograd is not installed (pip install autograd)"
 
 class AutogradBackend(Backend):
     name = "autograd"
+    xp_namespace = "autograd"
     family = "autograd"
     mode = "reverse"
     requires = ("autograd", INSTALL_HINT)

@@ -95,6 +95,10 @@ class Backend:
     #: number of inputs) or "forward" (a JVP per input); None for symbolic and FD methods
     mode: str | None = None
     numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
+    #: the namespace ``problem.fn(xp, ...)`` runs on (a key of
+    #: ``diffcompare.problems.contract.RUNS_ON``): says which names outside the xp contract
+    #: the method can still run
+    xp_namespace = "numpy"
 
     #: ``(module, hint)``: the library the backend needs beyond the core dependencies, and
     #: what to tell a user who lacks it (``available()`` imports it); a tuple of such pairs

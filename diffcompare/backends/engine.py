@@ -25,6 +25,7 @@ def substitute(problem, inputs, wrt_values):
 
 class EngineBackend(Backend):
     name = "engine"
+    xp_namespace = "engine"
     family = "engine"
     mode = "reverse"
     product_limits = {

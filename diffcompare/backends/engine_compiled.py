@@ -41,6 +41,7 @@ def _baked(fn, n_args: int, constants: dict):
 
 class EngineCompiledBackend(Backend):
     name = "engine-compiled"
+    xp_namespace = "engine"
     family = "engine"
     mode = "reverse"
 

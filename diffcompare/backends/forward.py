@@ -107,6 +107,7 @@ class JaxJacfwdBackend(Backend):
     """``jax.jacfwd`` under ``jax.jit``: the per-input JVPs batched in one program."""
 
     name = "jax-jacfwd"
+    xp_namespace = "jax"
     family = "jax"
     mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)

@@ -364,6 +364,7 @@ class _State:
 
 
 class _JaxBackend(Backend):
+    xp_namespace = "jax"
     family = "jax"
     mode = "reverse"
     requires = ("jax", INSTALL_HINT)

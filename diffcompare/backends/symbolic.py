@@ -350,6 +350,7 @@ class SympyBackend(Backend):
     """Exact derivatives by ``sympy.diff``, lambdified to NumPy (no CSE)."""
 
     name = "sympy"
+    xp_namespace = "sympy"
     family = "symbolic"
     exact = True
     use_cse = False

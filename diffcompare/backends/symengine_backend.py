@@ -17,8 +17,8 @@ per call.  The comparison ``sympy`` vs ``sympy-cse`` shows what CSE buys; a seco
 variant would repeat it without answering a new question.
 
 What it cannot do: SymEngine has no ``Heaviside`` and leaves the derivatives of ``Max``,
-``Min``, ``Abs`` and ``sign`` unevaluated, so nonsmooth problems are unsupported (the reason
-says so).  ``hvp`` is per-variable ``diff`` of ``∇f · v``.  Limits as ``sympy-cse``'s, with
+``Min``, ``Abs``, ``sign``, ``floor`` and ``ceiling`` unevaluated, so nonsmooth problems are
+unsupported (the reason says so); so is a function SymEngine lacks (``sinc``).  ``hvp`` is per-variable ``diff`` of ``∇f · v``.  Limits as ``sympy-cse``'s, with
 the predicted derivative size allowed 20x larger (SymEngine builds one derivative operation
 in 2-30 µs, where SymPy takes 20-330).
 """
@@ -34,7 +34,7 @@ from .symbolic import SympyBackend, _Derivation
 __all__ = ["SymengineBackend", "to_symengine", "llvm_available"]
 
 #: functions whose derivatives SymEngine leaves unevaluated
-_KINKS = ("Max", "Min", "Abs", "sign", "Heaviside")
+_KINKS = ("Max", "Min", "Abs", "sign", "Heaviside", "floor", "ceiling")
 
 _RELATIONALS = {"StrictLessThan": "Lt", "LessThan": "Le", "StrictGreaterThan": "Gt",
                 "GreaterThan": "Ge", "Equality": "Eq", "Unequality": "Ne"}
@@ -141,7 +141,10 @@ class SymengineBackend(SympyBackend):
             raise UnsupportedError(problem.name, self.name,
                                    f"SymEngine leaves the derivative of {', '.join(kinks)} unevaluated")
         memo: dict = {}
-        outs = to_symengine(outputs, memo)
+        try:
+            outs = to_symengine(outputs, memo)
+        except NotImplementedError as exc:     # a function SymEngine lacks (sinc, ...)
+            raise UnsupportedError(problem.name, self.name, str(exc)) from None
         wrt = to_symengine(wrt_flat, memo)
         jac_rows = jac_cols = None
         if problem.vector_output:

@@ -65,6 +65,7 @@ class _State:
 
 class TorchBackend(Backend):
     name = "torch"
+    xp_namespace = "torch"
     family = "torch"
     mode = "reverse"
     numpy_arrays = False

@@ -402,3 +402,379 @@ class _Linalg:
 
 
 linalg = _Linalg()
+
+
+# --- NumPy's wider elementwise names ---------------------------------------------------------
+
+def _floating(x):
+    """``x`` as a tensor that NumPy's float functions accept: integers and bools become float64
+    (NumPy's result dtype; torch would make float32)."""
+    x = asarray(x)
+    return x if x.is_floating_point() or x.is_complex() else x.to(torch.float64)
+
+
+def _float_unary(name, torch_name=None, doc=None):
+    def function(x):
+        return getattr(torch, torch_name or name)(_floating(x))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc or f"NumPy's ``{name}`` (``torch.{torch_name or name}``; integers give float64)."
+    return function
+
+
+def _float_binary(name, torch_name, doc=None):
+    def function(a, b):
+        a, b = _pair(a, b)
+        if not (a.is_floating_point() or b.is_floating_point()):
+            a, b = a.to(torch.float64), b.to(torch.float64)
+        return getattr(torch, torch_name)(a, b)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc or f"NumPy's ``{name}`` (``torch.{torch_name}``); Python numbers as NumPy takes them."
+    return function
+
+
+exp2 = _float_unary("exp2")
+expm1 = _float_unary("expm1")
+log10 = _float_unary("log10")
+log2 = _float_unary("log2")
+sinh = _float_unary("sinh")
+cosh = _float_unary("cosh")
+tan = _float_unary("tan")
+arcsin = _float_unary("arcsin", "asin")
+arccos = _float_unary("arccos", "acos")
+arctan = _float_unary("arctan", "atan")
+arcsinh = _float_unary("arcsinh", "asinh")
+arccosh = _float_unary("arccosh", "acosh")
+arctanh = _float_unary("arctanh", "atanh")
+ceil = _float_unary("ceil")
+floor = _float_unary("floor")
+trunc = _float_unary("trunc")
+deg2rad = radians = _float_unary("deg2rad")
+rad2deg = degrees = _float_unary("rad2deg")
+sinc = _float_unary("sinc", doc="NumPy's normalized ``sinc``, ``sin(pi x)/(pi x)`` (``torch.sinc``).")
+absolute = fabs = _float_unary("absolute", "abs", "``|x|`` (``torch.abs``).")
+arctan2 = _float_binary("arctan2", "atan2")
+hypot = _float_binary("hypot", "hypot")
+logaddexp = _float_binary("logaddexp", "logaddexp")
+logaddexp2 = _float_binary("logaddexp2", "logaddexp2")
+fmod = _float_binary("fmod", "fmod", "C's ``fmod``: the remainder has the sign of ``a`` (``torch.fmod``).")
+fmax = _float_binary("fmax", "fmax", "NumPy's ``fmax``: the larger, NaN ignored (``torch.fmax``).")
+fmin = _float_binary("fmin", "fmin", "NumPy's ``fmin``: the smaller, NaN ignored (``torch.fmin``).")
+true_divide = _operator(operator.truediv, "true_divide", "/")
+
+
+def remainder(a, b):
+    """NumPy's ``remainder``/``mod``: the sign of ``b``, as Python's ``%`` (``torch.remainder``)."""
+    return torch.remainder(*_pair(a, b))
+
+
+mod = remainder
+
+
+def round(x, decimals=0):      # noqa: A001 -- NumPy's name
+    """NumPy's ``round``: half to even (``torch.round``), at ``decimals`` places."""
+    return torch.round(_floating(x), decimals=decimals)
+
+
+def reciprocal(x):
+    """``1/x``; integers give float64 as NumPy's float result (torch's gives float32)."""
+    return 1 / _floating(x)
+
+
+def cbrt(x):
+    """The real cube root (torch has none): ``sign(x) |x|**(1/3)``."""
+    x = _floating(x)
+    return torch.sign(x) * torch.abs(x) ** (1.0 / 3.0)
+
+
+def positive(x):
+    return torch.positive(asarray(x))
+
+
+def real(x):
+    """The real part (``x`` itself for a real tensor)."""
+    x = asarray(x)
+    return torch.real(x)
+
+
+def imag(x):
+    """The imaginary part: zeros for a real tensor (``torch.imag`` refuses real tensors)."""
+    x = asarray(x)
+    return torch.imag(x) if x.is_complex() else torch.zeros_like(x)
+
+
+def conj(x):
+    """The complex conjugate (``x`` itself for a real tensor)."""
+    x = asarray(x)
+    return torch.conj_physical(x) if x.is_complex() else x
+
+
+conjugate = conj
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """NumPy's ``nan_to_num`` (``torch.nan_to_num``): NaN to ``nan``, infinities to the
+    dtype's largest finite numbers (or ``posinf``/``neginf``)."""
+    return torch.nan_to_num(asarray(x), nan=nan, posinf=posinf, neginf=neginf)
+
+
+# --- reductions and scans -----------------------------------------------------------------
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    return tuple(sorted(operator.index(a) % ndim for a in axes))
+
+
+def prod(x, axis=None, keepdims=False):
+    """NumPy's ``prod`` over an axis, a tuple of axes or all (torch's takes one dim)."""
+    x = asarray(x)
+    out = x
+    for ax in reversed(_axes(axis, x.ndim)):
+        out = torch.prod(out, dim=ax, keepdim=True)
+    if keepdims:
+        return out
+    return out.reshape([n for d, n in enumerate(x.shape) if d not in _axes(axis, x.ndim)])
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """NumPy's ``var``: ``ddof=0`` by default (torch's default divides by ``n - 1``)."""
+    return _compat.var(asarray(x), axis=axis, correction=ddof, keepdims=keepdims)
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    """NumPy's ``std`` (``ddof=0`` by default)."""
+    return _compat.std(asarray(x), axis=axis, correction=ddof, keepdims=keepdims)
+
+
+def cumsum(x, axis=None):
+    """NumPy's ``cumsum``: ``axis=None`` runs over the flattened array."""
+    x = asarray(x)
+    return torch.cumsum(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)
+
+
+def cumprod(x, axis=None):
+    """NumPy's ``cumprod``: ``axis=None`` runs over the flattened array."""
+    x = asarray(x)
+    return torch.cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)
+
+
+def diag(v, k=0):
+    """NumPy's ``diag``: a 1-D array to a matrix, a matrix to its ``k``-th diagonal."""
+    return torch.diag(asarray(v), k)
+
+
+def diagonal(x, offset=0, axis1=0, axis2=1):
+    """NumPy's ``diagonal`` (the diagonal's axis last, as torch's)."""
+    return torch.diagonal(asarray(x), offset, axis1, axis2)
+
+
+def tril(x, k=0):
+    return torch.tril(asarray(x), k)
+
+
+def triu(x, k=0):
+    return torch.triu(asarray(x), k)
+
+
+def diff(x, n=1, axis=-1):
+    """NumPy's ``diff``: the ``n``-th difference along ``axis``."""
+    return torch.diff(asarray(x), n=n, dim=axis)
+
+
+def sort(x, axis=-1):
+    """NumPy's ``sort`` (values; ``axis=None`` sorts the flattened array)."""
+    x = asarray(x)
+    return torch.sort(x.reshape(-1) if axis is None else x, dim=-1 if axis is None else axis).values
+
+
+# --- shapes ---------------------------------------------------------------------------------
+
+def moveaxis(x, source, destination):
+    return torch.movedim(asarray(x), source, destination)
+
+
+def rollaxis(x, axis, start=0):
+    """NumPy's ``rollaxis``: ``axis`` moved to before ``start``."""
+    x = asarray(x)
+    n = x.ndim
+    axis = operator.index(axis) % n
+    start = start + n if start < 0 else start
+    if axis < start:
+        start -= 1
+    if axis == start:
+        return x
+    order = [d for d in range(n) if d != axis]
+    order.insert(start, axis)
+    return x.permute(*order)
+
+
+def ravel(x):
+    return torch.ravel(asarray(x))
+
+
+def repeat(x, repeats, axis=None):
+    """NumPy's ``repeat``: each element ``repeats`` times (``axis=None``: flattened)."""
+    x = asarray(x)
+    if not isinstance(repeats, int):
+        repeats = asarray(repeats).to(torch.int64)
+    return torch.repeat_interleave(x.reshape(-1) if axis is None else x, repeats,
+                                   dim=0 if axis is None else axis)
+
+
+def tile(x, reps):
+    return torch.tile(asarray(x), (reps,) if isinstance(reps, int) else tuple(reps))
+
+
+def roll(x, shift, axis=None):
+    """NumPy's ``roll`` (``axis=None``: over the flattened array, the shape kept)."""
+    return torch.roll(asarray(x), shift, axis)
+
+
+def flip(x, axis=None):
+    """NumPy's ``flip``: every axis for ``axis=None`` (torch's needs its dims)."""
+    x = asarray(x)
+    return torch.flip(x, _axes(axis, x.ndim))
+
+
+def flipud(x):
+    return torch.flipud(asarray(x))
+
+
+def fliplr(x):
+    return torch.fliplr(asarray(x))
+
+
+def rot90(x, k=1, axes=(0, 1)):
+    return torch.rot90(asarray(x), k, tuple(axes))
+
+
+def _at_least(fn, arrays):
+    out = [fn(asarray(a)) for a in arrays]
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arrays):
+    return _at_least(torch.atleast_1d, arrays)
+
+
+def atleast_2d(*arrays):
+    return _at_least(torch.atleast_2d, arrays)
+
+
+def atleast_3d(*arrays):
+    """NumPy's ``atleast_3d``: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes ``(M, N, 1)``."""
+    def three(x):
+        if x.ndim == 0:
+            return x.reshape(1, 1, 1)
+        if x.ndim == 1:
+            return x.reshape(1, -1, 1)
+        return x[..., None] if x.ndim == 2 else x
+
+    return _at_least(three, arrays)
+
+
+def vstack(arrays):
+    return torch.vstack([asarray(a) for a in arrays])
+
+
+def hstack(arrays):
+    return torch.hstack([asarray(a) for a in arrays])
+
+
+def column_stack(arrays):
+    return torch.column_stack([asarray(a) for a in arrays])
+
+
+def dstack(arrays):
+    return torch.dstack([asarray(a) for a in arrays])
+
+
+def append(x, values, axis=None):
+    """NumPy's ``append``: both flattened for ``axis=None``, else concatenated along it."""
+    x, values = asarray(x), asarray(values)
+    if axis is None:
+        return torch.cat([x.reshape(-1), values.reshape(-1)])
+    return torch.cat([x, values], dim=axis)
+
+
+def pad(x, pad_width, mode="constant", constant_values=0):
+    """NumPy's ``pad``, ``mode="constant"`` (another mode is refused, naming it)."""
+    if mode != "constant":
+        raise NotImplementedError(f"the torch namespace's pad takes mode='constant' only, not "
+                                  f"{mode!r}.")
+    x = asarray(x)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (x.ndim, 2))
+    flat = [int(w) for pair in reversed(widths.tolist()) for w in pair]
+    return torch.nn.functional.pad(x, flat, mode="constant", value=float(constant_values))
+
+
+def select(condlist, choicelist, default=0):
+    """NumPy's ``select``: the first true condition's choice, else ``default``."""
+    choices = [asarray(c) for c in choicelist]
+    if isinstance(default, torch.Tensor):
+        out = default
+    else:       # a number takes the choices' dtype (as NumPy's result_type of them and it)
+        dtype = choices[0].dtype if choices else torch.float64
+        for c in choices[1:]:
+            dtype = torch.promote_types(dtype, c.dtype)
+        out = torch.tensor(default, dtype=torch.promote_types(
+            dtype, torch.tensor(default).dtype) if not isinstance(default, float) else dtype)
+    for cond, choice in reversed(list(zip(condlist, choices))):
+        out = where(cond, choice, out)
+    return out
+
+
+def split(x, indices_or_sections, axis=0):
+    """NumPy's ``split``: ``n`` equal parts (refused if they cannot be equal) or at indices."""
+    x = asarray(x)
+    if isinstance(indices_or_sections, int) and x.shape[axis] % indices_or_sections:
+        raise ValueError("array split does not result in an equal division")
+    return array_split(x, indices_or_sections, axis)
+
+
+def array_split(x, indices_or_sections, axis=0):
+    """NumPy's ``array_split`` (``torch.tensor_split``): parts may differ by one."""
+    sections = (indices_or_sections if isinstance(indices_or_sections, int)
+                else [int(i) for i in indices_or_sections])
+    return list(torch.tensor_split(asarray(x), sections, dim=axis))
+
+
+def vsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=0)
+
+
+def hsplit(x, indices_or_sections):
+    x = asarray(x)
+    return split(x, indices_or_sections, axis=1 if x.ndim > 1 else 0)
+
+
+def dsplit(x, indices_or_sections):
+    return split(x, indices_or_sections, axis=2)
+
+
+def take(x, indices, axis=None):
+    """NumPy's ``take``: elements of the flattened array, or along ``axis``."""
+    x = asarray(x)
+    index = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(np.asarray(indices))
+    if axis is None:
+        return x.reshape(-1)[index]
+    return x[(slice(None),) * (operator.index(axis) % x.ndim) + (index,)]
+
+
+# --- new arrays -------------------------------------------------------------------------------
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    """NumPy's ``linspace``, float64."""
+    return asarray(np.linspace(start, stop, num, endpoint=endpoint), dtype=dtype)
+
+
+def array(x, dtype=None):
+    """NumPy's ``array``: a copy (of a tensor, its graph kept, as ``clone``)."""
+    if isinstance(x, torch.Tensor):
+        out = x.clone()
+        return out if dtype is None else out.to(_dtype(dtype))
+    out = asarray(x, dtype=dtype)
+    return out.clone() if isinstance(x, (list, tuple)) else asarray(np.array(x), dtype=dtype)

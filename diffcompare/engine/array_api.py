@@ -21,6 +21,7 @@ import numpy as np
 
 from . import ops
 from .ops import registry as _registry
+from .tensor import data_types as _data_types
 from .tensor import Tensor
 
 _IMPORTED = set(globals())
@@ -52,7 +53,7 @@ def square(x):
 
 def sign(x):
     """Not differentiated (its derivative is 0 almost everywhere)."""
-    return Tensor(np.sign(_data(x)))
+    return _constant(np.sign(_data(x)))
 
 
 def zeros(shape, dtype=np.float64):
@@ -68,11 +69,13 @@ def full(shape, fill_value, dtype=np.float64):
 
 
 def zeros_like(x):
-    return Tensor(np.zeros_like(_data(x)))
+    """Zeros shaped like ``x`` (a constant: no gradient flows through it)."""
+    return _constant(np.zeros_like(_data(x)))
 
 
 def ones_like(x):
-    return Tensor(np.ones_like(_data(x)))
+    """Ones shaped like ``x`` (a constant: no gradient flows through it)."""
+    return _constant(np.ones_like(_data(x)))
 
 
 def arange(*args, dtype=None):
@@ -110,6 +113,16 @@ linalg = _Linalg()
 
 def _data(x):
     return x.data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def _constant(value) -> Tensor:
+    """A constant Tensor of ``value``, NumPy's result on ``_data(x)``.  Under
+    ``engine.compile`` that result is a traced value (the tracer recorded the NumPy call):
+    it is kept as the Tensor's data as the ops keep theirs, not turned into a Python
+    constant by ``np.asarray``."""
+    if type(value) in _data_types:
+        return Tensor._make(value)
+    return Tensor(value)
 
 
 #: The namespace's names: the ops' (from the table) and the functions and constants above.

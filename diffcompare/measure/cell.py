@@ -26,7 +26,9 @@ methods tracemalloc's peak is kept beside it as a cross-check
 (``extra["peak_bytes_tracemalloc"]``).
 
 A backend that cannot run gives one ``cell`` row with status ``unavailable``
-or ``unsupported`` and the reason.  Exceptions propagate: the runner's worker
+or ``unsupported`` and the reason; so does a problem that uses a name outside the xp
+contract which the backend's namespace lacks (``contract.verdict``: the same reason on
+every such method, while the methods whose namespace has the name run it).  Exceptions propagate: the runner's worker
 turns them into ``error`` rows.
 """
 from __future__ import annotations
@@ -37,6 +39,7 @@ import numpy as np
 
 from .. import backends, problems
 from ..backends import BackendError, UnsupportedError
+from ..problems import contract
 from . import accuracy, memory
 from .timing import time_call, time_once
 
@@ -58,12 +61,19 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     if not avail:
         yield row("cell", status="unavailable", message=avail.reason)
         return
+    inputs64 = problem.inputs(size, seed)
+    # one contract, one verdict: a name outside the xp contract that this method's namespace
+    # lacks is the same "unsupported" on every such method (before any reason of its own),
+    # never an error on some
+    verdict = contract.verdict(problem, inputs64)
+    if not verdict.runs_on(contract.method_namespace(backend)):
+        yield row("cell", status="unsupported",
+                  message=verdict.reason(contract.method_namespace(backend)))
+        return
     support = backend.supports(problem)
     if not support:
         yield row("cell", status="unsupported", message=support.reason)
         return
-
-    inputs64 = problem.inputs(size, seed)
     inputs = tuple(a.astype(dtype) if i in problem.wrt else a for i, a in enumerate(inputs64))
     cotangent = problem.cotangent(size, seed)
     n_inputs = int(sum(np.size(inputs[i]) for i in problem.wrt))

@@ -21,10 +21,15 @@ Supported (everything else raises ``NotImplementedError`` naming the function):
 - operators ``+ - * / ** @``, unary ``-``, ``abs()``, comparisons ``< <= > >=``
   (give arrays of SymPy relationals, for ``where``), indexing and slicing,
   ``.T``, ``.shape``, ``.ndim``, ``.size``, ``.reshape``, iteration;
-- elementwise: ``exp log log1p expm1 sqrt sin cos tan tanh sinh cosh arctan abs sign square
-  negative positive add subtract multiply divide power maximum minimum clip where``;
-- reductions (``axis``/``keepdims``): ``sum mean prod max min amax amin`` (max/min as
-  ``sympy.Max``/``Min``), also as methods (``x.sum()``, ``x.max(axis=0)``);
+- elementwise: ``exp exp2 expm1 log log1p log10 log2 sqrt cbrt square reciprocal sin cos tan
+  arcsin arccos arctan arctan2 sinh cosh tanh arcsinh arccosh arctanh sinc hypot deg2rad
+  rad2deg degrees radians logaddexp logaddexp2 abs absolute fabs sign ceil floor trunc negative
+  positive add subtract multiply divide true_divide power remainder mod fmod maximum minimum fmax
+  fmin clip where select real imag conj conjugate`` (``floor``/``ceil``/``trunc`` with
+  derivative 0, as torch's; ``cbrt`` the real root);
+- reductions (``axis``/``keepdims``): ``sum mean prod var std max min amax amin`` (max/min as
+  ``sympy.Max``/``Min``), also as methods (``x.sum()``, ``x.max(axis=0)``); ``cumsum cumprod
+  diff trace``;
 - linear algebra: ``matmul`` (``@``) for 1-D and 2-D operands; NumPy's ``dot inner outer
   tensordot einsum kron cross trace vdot matrix_transpose`` on object arrays; ``linalg``:
   ``det slogdet inv solve cholesky`` through ``sympy.Matrix`` for n <= 4
@@ -33,9 +38,15 @@ Supported (everything else raises ``NotImplementedError`` naming the function):
   ``eigh eigvalsh qr svd svdvals pinv`` raise
   ``NotImplementedError`` with the reason (no usable closed form);
 - shape: ``reshape transpose permute_dims swapaxes expand_dims squeeze broadcast_to
-  stack concatenate concat``;
-- creation: ``asarray zeros ones full zeros_like ones_like arange eye``;
+  stack concatenate concat moveaxis rollaxis ravel repeat tile roll flip flipud fliplr rot90
+  diag diagonal tril triu atleast_1d atleast_2d atleast_3d vstack hstack column_stack dstack
+  append pad split array_split vsplit hsplit dsplit take`` (NumPy's own, on object arrays);
+- creation: ``asarray array zeros ones full zeros_like ones_like arange linspace eye``;
   constants ``pi e inf nan newaxis float64 float32``.
+
+Not given, each for a reason the xp contract's table records
+(``diffcompare.problems.contract.LACKS``): ``round`` (half to even has no SymPy function),
+``sort`` (needs the values), ``nan_to_num`` (an expression has no NaN to replace).
 
 Numeric (non-object) arguments stay NumPy arrays: ``sympy_xp.exp(np.ones(2))`` is
 plain NumPy, so constant inputs are not turned into SymPy numbers needlessly.
@@ -92,13 +103,64 @@ def _unevaluated(func):
 
 
 _exp, _log = _unevaluated(sympy.exp), _unevaluated(sympy.log)
+
+
+def _zero_derivative(base, qualname):
+    """``base`` (SymPy's ``floor``/``ceiling``) whose derivative is 0: SymPy leaves
+    ``Derivative(floor(x), x)``, which does not evaluate; 0 almost everywhere is torch's and
+    JAX's gradient.  The class keeps SymPy's name, so every printer writes ``floor``."""
+    return type(base.__name__, (base,), {
+        "fdiff": lambda self, argindex=1: sympy.S.Zero, "__qualname__": qualname,
+        "__doc__": f"SymPy's ``{base.__name__}`` with derivative 0 (diffcompare)."})
+
+
+_Floor = _zero_derivative(sympy.floor, "_Floor")        # qualname: pickled by reference
+_Ceiling = _zero_derivative(sympy.ceiling, "_Ceiling")
+
+
+def _trunc(a):
+    """Towards zero: ``floor`` for ``a >= 0``, ``ceiling`` below (derivative 0)."""
+    return sympy.Piecewise((_Floor(a), a >= 0), (_Ceiling(a), True))
+
+
+def _cbrt(a):
+    """The real cube root (``a**(1/3)`` is SymPy's principal, complex root for ``a < 0``):
+    ``+-|a|**(1/3)``, both branches finite everywhere, so a reverse sweep that multiplies the
+    unused branch's derivative by 0 gets 0, not NaN (``(-a)**(1/3)`` is NaN for ``a > 0``)."""
+    root = sympy.Abs(a) ** sympy.Rational(1, 3)
+    return sympy.Piecewise((root, a >= 0), (-root, True))
+
+
+def _remainder(a, b):
+    """NumPy's ``remainder``/``mod``: the sign of ``b`` (Python's ``%``): ``a - b*floor(a/b)``."""
+    return a - b * _Floor(a / b)
+
+
+def _fmod(a, b):
+    """C's ``fmod``: the sign of ``a``: ``a - b*trunc(a/b)``."""
+    return a - b * _trunc(a / b)
+
+
+def _sinc(a):
+    """NumPy's normalized ``sinc``: ``sin(pi a)/(pi a)``, 1 at 0."""
+    return sympy.sinc(sympy.pi * a)
+
+
 _UNARY = {
     np.exp: _exp, np.log: _log, np.sqrt: sympy.sqrt, np.sin: _unevaluated(sympy.sin),
     np.cos: _unevaluated(sympy.cos), np.tan: _unevaluated(sympy.tan),
     np.tanh: _unevaluated(sympy.tanh), np.sinh: _unevaluated(sympy.sinh),
     np.cosh: _unevaluated(sympy.cosh), np.arctan: _unevaluated(sympy.atan), np.absolute: sympy.Abs,
     np.sign: _sign, np.square: _square, np.log1p: lambda a: _log(1 + a), np.expm1: lambda a: _exp(a) - 1,
+    np.fabs: sympy.Abs, np.exp2: lambda a: sympy.Pow(2, a), np.log10: lambda a: _log(a) / sympy.log(10),
+    np.log2: lambda a: _log(a) / sympy.log(2), np.arcsin: _unevaluated(sympy.asin),
+    np.arccos: _unevaluated(sympy.acos), np.arcsinh: _unevaluated(sympy.asinh),
+    np.arccosh: _unevaluated(sympy.acosh), np.arctanh: _unevaluated(sympy.atanh),
+    np.floor: _Floor, np.ceil: _Ceiling, np.trunc: _trunc, np.cbrt: _cbrt,
+    np.deg2rad: lambda a: a * sympy.pi / 180, np.rad2deg: lambda a: a * 180 / sympy.pi,
+    np.reciprocal: lambda a: 1 / a, np.conjugate: sympy.conjugate,
 }
+_UNARY[np.radians], _UNARY[np.degrees] = _UNARY[np.deg2rad], _UNARY[np.rad2deg]
 _UNARY_UFUNCS = {k: _elementwise(v) for k, v in _UNARY.items()}
 _BINARY_UFUNCS = {
     np.maximum: np.frompyfunc(sympy.Max, 2, 1), np.fmax: np.frompyfunc(sympy.Max, 2, 1),
@@ -106,6 +168,12 @@ _BINARY_UFUNCS = {
     np.less: _relational(sympy.Lt), np.less_equal: _relational(sympy.Le),
     np.greater: _relational(sympy.Gt), np.greater_equal: _relational(sympy.Ge),
     np.equal: _relational(sympy.Eq), np.not_equal: _relational(sympy.Ne),
+    np.arctan2: np.frompyfunc(sympy.atan2, 2, 1),
+    np.hypot: np.frompyfunc(lambda a, b: sympy.sqrt(a * a + b * b), 2, 1),
+    np.logaddexp: np.frompyfunc(lambda a, b: _log(_exp(a) + _exp(b)), 2, 1),
+    np.logaddexp2: np.frompyfunc(lambda a, b: _log(sympy.Pow(2, a) + sympy.Pow(2, b)) / sympy.log(2),
+                                 2, 1),
+    np.remainder: np.frompyfunc(_remainder, 2, 1), np.fmod: np.frompyfunc(_fmod, 2, 1),
 }
 # object-dtype loops that call Python operators, which SymPy implements
 _PASSTHROUGH = {np.add, np.subtract, np.multiply, np.true_divide, np.divide, np.power,
@@ -355,9 +423,120 @@ def _asarray(x, dtype=None):
         return lift(x)
     return np.asarray(x, dtype=dtype)
 
+def _plain(x):
+    """``x`` as NumPy's functions should see it: a plain object array if symbolic (a
+    ``SymArray`` would route their ufuncs back here), sequences element by element."""
+    if isinstance(x, (list, tuple)) and _holds_symbolic(x):
+        return [_plain(v) for v in x]
+    if _is_symbolic(x):
+        return np.asarray(lift(x)).view(np.ndarray)
+    return x
+
+
+_sympified = np.frompyfunc(sympy.sympify, 1, 1)
+
+
+def _rewrap(result):
+    if isinstance(result, (list, tuple)):
+        return [_rewrap(r) for r in result]
+    if isinstance(result, np.ndarray) and result.dtype == object:
+        result = _sympified(result) if result.ndim else _sympified(result[()])
+    return _wrap(result)
+
+
+def _object_fn(name, func, symbolic_args=None):
+    """NumPy's ``func`` on object arrays of expressions (its loops call Python's operators,
+    which SymPy implements); numbers alone go to NumPy unchanged."""
+    def f(*args, **kwargs):
+        if not builtins.any(_holds_symbolic(a) if isinstance(a, (list, tuple)) else _is_symbolic(a)
+                            for a in args):
+            return func(*args, **kwargs)
+        args = [[_as_object(np.asarray(v)) for v in _plain(a)]
+                if isinstance(a, (list, tuple)) and _holds_symbolic(a) else _plain(a)
+                if _is_symbolic(a) else a for a in args]       # indices etc. stay numbers
+        return _rewrap(func(*args, **kwargs))
+
+    f.__name__ = name
+    f.__doc__ = f"NumPy's ``{name}`` on arrays of SymPy expressions."
+    return f
+
+
+def _accumulate(name, func):
+    def f(x, axis=None):
+        if not _is_symbolic(x):
+            return func(x, axis=axis)
+        a = _as_object(_plain(x))
+        return _rewrap(func(a.reshape(-1) if axis is None else a, axis=0 if axis is None else axis))
+
+    f.__name__ = name
+    f.__doc__ = f"``{name}`` along ``axis`` (flattened for None), as NumPy's."
+    return f
+
+
+def _var(x, axis=None, ddof=0, keepdims=False):
+    """NumPy's ``var``: the mean squared deviation, over ``n - ddof``."""
+    if not _is_symbolic(x):
+        return np.var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    a = np.asarray(lift(x))
+    count = int(np.prod([a.shape[d] for d in _normalize_axes(axis, a.ndim)]))
+    d = lift(x) - _mean(x, axis=axis, keepdims=True)
+    return _wrap(_wrap(_reduce(d * d, axis, keepdims, sympy.Add)) / (count - ddof))
+
+
+def _std(x, axis=None, ddof=0, keepdims=False):
+    if not _is_symbolic(x):
+        return np.std(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    return sqrt_(_var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+def _select(condlist, choicelist, default=0):
+    """NumPy's ``select``: the first true condition's choice, else ``default``
+    (a ``Piecewise`` per element, as ``where``)."""
+    out = default
+    for cond, choice in reversed(list(zip(condlist, choicelist))):
+        out = _where(cond, choice, out)
+    if not builtins.any(_is_symbolic(v) for v in (*condlist, *choicelist, default)):
+        return np.select(condlist, choicelist, default)
+    shape = np.broadcast_shapes(*(np.shape(v) for v in (*condlist, *choicelist, default)))
+    return _wrap(np.broadcast_to(np.asarray(lift(out), dtype=object), shape).copy())
+
+
+def _direct(name, func, numeric, doc):
+    """Elementwise ``func`` (a SymPy function) where NumPy's ``numeric`` is no ufunc."""
+    loop = _elementwise(func)
+
+    def f(x):
+        if _is_symbolic(x):
+            return _wrap(loop(np.asarray(lift(x)).view(np.ndarray)))
+        return numeric(x)
+
+    f.__name__, f.__doc__ = name, doc
+    return f
+
+
+_real = _direct("real", sympy.re, np.real, "The real part: ``x`` itself for real symbols.")
+_imag = _direct("imag", sympy.im, np.imag, "The imaginary part: 0 for real symbols.")
+_sinc_fn = _direct("sinc", _sinc, np.sinc, "NumPy's normalized ``sinc``, ``sin(pi x)/(pi x)``.")
+
+
+def _array(x, dtype=None):
+    """NumPy's ``array``: a copy (of expressions, or of numbers)."""
+    if _holds_symbolic(x) if isinstance(x, (list, tuple)) else _is_symbolic(x):
+        return _wrap(np.array(lift(x)).view(np.ndarray).copy())
+    return np.array(x, dtype=dtype)
+
+
+#: NumPy functions that work on object arrays of expressions as they are
+_OBJECT_FUNCTIONS = ("trace", "diag", "diagonal", "tril", "triu", "moveaxis", "rollaxis", "ravel",
+                     "repeat", "tile", "diff", "roll", "flip", "flipud", "fliplr", "rot90",
+                     "atleast_1d", "atleast_2d", "atleast_3d", "vstack", "hstack", "column_stack",
+                     "dstack", "append", "pad", "split", "array_split", "vsplit", "hsplit", "dsplit",
+                     "take")
+
 
 maximum = _binary("maximum", np.maximum)
 minimum = _binary("minimum", np.minimum)
+sqrt_ = _unary("sqrt", np.sqrt)
 
 
 # --- linear algebra beyond matmul ------------------------------------------------------
@@ -482,7 +661,9 @@ def _solve(a, b):
 
 def _cholesky(a, upper=False):
     a, n = _matrices("cholesky", a)
-    out = _batched(a, n, lambda m: m.cholesky(hermitian=False).tolist())
+    # NumPy reads only the lower triangle: the matrix is that triangle mirrored
+    out = _batched(a, n, lambda m: sympy.Matrix(n, n, lambda i, j: m[max(i, j), min(i, j)])
+                   .cholesky(hermitian=False).tolist())
     return _matrix_transpose(out) if upper else out
 
 
@@ -611,15 +792,27 @@ class SympyNamespace:
                          ("tanh", np.tanh), ("sinh", np.sinh), ("cosh", np.cosh),
                          ("arctan", np.arctan), ("abs", np.absolute), ("absolute", np.absolute),
                          ("sign", np.sign), ("square", np.square), ("negative", np.negative),
-                         ("positive", np.positive)]:
+                         ("positive", np.positive), ("fabs", np.fabs), ("exp2", np.exp2),
+                         ("log10", np.log10), ("log2", np.log2), ("arcsin", np.arcsin),
+                         ("arccos", np.arccos), ("arcsinh", np.arcsinh), ("arccosh", np.arccosh),
+                         ("arctanh", np.arctanh), ("ceil", np.ceil), ("floor", np.floor),
+                         ("trunc", np.trunc), ("deg2rad", np.deg2rad), ("rad2deg", np.rad2deg),
+                         ("radians", np.radians), ("degrees", np.degrees),
+                         ("reciprocal", np.reciprocal), ("cbrt", np.cbrt),
+                         ("conj", np.conjugate), ("conjugate", np.conjugate)]:
             setattr(self, name, _unary(name, uf))
+        self.real, self.imag, self.sinc = _real, _imag, _sinc_fn
         self.atan = self.arctan
         for name, uf in [("add", np.add), ("subtract", np.subtract), ("multiply", np.multiply),
                          ("divide", np.true_divide), ("true_divide", np.true_divide),
                          ("power", np.power), ("pow", np.power), ("maximum", np.maximum),
                          ("minimum", np.minimum), ("matmul", np.matmul), ("less", np.less),
                          ("less_equal", np.less_equal), ("greater", np.greater),
-                         ("greater_equal", np.greater_equal)]:
+                         ("greater_equal", np.greater_equal), ("arctan2", np.arctan2),
+                         ("hypot", np.hypot), ("logaddexp", np.logaddexp),
+                         ("logaddexp2", np.logaddexp2), ("remainder", np.remainder),
+                         ("mod", np.remainder), ("fmod", np.fmod), ("fmax", np.fmax),
+                         ("fmin", np.fmin)]:
             setattr(self, name, _binary(name, uf))
         for name in ("inner", "outer", "tensordot", "einsum", "kron", "cross", "trace"):
             setattr(self, name, _products(name, getattr(np, name)))
@@ -632,6 +825,13 @@ class SympyNamespace:
             setattr(self, name, _reduction(name, uf))
         self.amax, self.amin = self.max, self.min
         self.mean = _mean
+        self.var, self.std = _var, _std
+        self.cumsum = _accumulate("cumsum", np.cumsum)
+        self.cumprod = _accumulate("cumprod", np.cumprod)
+        for name in _OBJECT_FUNCTIONS:
+            setattr(self, name, _object_fn(name, getattr(np, name)))
+        self.select = _select
+        self.array = _array
         self.where = _where
         self.clip = _clip
         self.asarray = _asarray
@@ -640,7 +840,7 @@ class SympyNamespace:
         self.permute_dims = self.transpose
         self.stack = _sequence_fn("stack", np.stack)
         self.concatenate = self.concat = _sequence_fn("concatenate", np.concatenate)
-        for name in ("zeros", "ones", "full", "zeros_like", "ones_like", "arange", "eye"):
+        for name in ("zeros", "ones", "full", "zeros_like", "ones_like", "arange", "eye", "linspace"):
             setattr(self, name, getattr(np, name))
         self.float64, self.float32, self.bool = np.float64, np.float32, np.bool_
         self.pi, self.e = sympy.pi, sympy.E

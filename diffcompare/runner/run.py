@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 from . import grid as _grid
+from . import modules as _modules
 from .environment import capture_environment
 from .executor import Executor, LocalExecutor
 from .progress import make_progress
@@ -71,6 +72,46 @@ class RunSummary:
                 f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}{studies}{rejected}")
 
 
+def contract_verdicts(groups) -> list:
+    """For each problem of ``groups`` that uses ``xp`` names outside the xp contract (or that
+    a method cannot differentiate: autograd's missing VJPs), the one explanation of which
+    methods run it (``contract.Verdict.message``), from one NumPy call at
+    its smallest size; the cells of the other methods are ``unsupported`` with the reason."""
+    from .. import backends
+    from ..problems import contract
+
+    first = {}
+    for g in groups:             # ordered by size: the first group of a problem is its smallest
+        first.setdefault(g.problem, g)
+    methods = {}
+    for g in groups:
+        methods.setdefault(g.problem, {})
+        for b in g.backends:
+            methods[g.problem].setdefault(b.name, backends.namespace_of(b.name))
+    out = []
+    for name, g in first.items():
+        try:
+            problem = _modules.find_problem(name)
+            verdict = contract.verdict(problem, problem.inputs(g.size, g.seed))
+        except Exception:        # noqa: BLE001 -- a broken problem: its cells say how
+            continue
+        message = verdict.message(methods[name])
+        if message:
+            out.append(message)
+    return out
+
+
+def announce_contract(groups) -> None:
+    """Say once, before any cell runs, which problems use names outside the xp contract
+    (a ``contract.ContractWarning`` each; the CLI prints it as a note)."""
+    import warnings
+
+    from ..problems import contract
+
+    for message in contract_verdicts(groups):
+        warnings.warn(message, contract.ContractWarning, stacklevel=3)
+
+
 def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None = None,
               progress=None, *, experiments_dir=None, cell_function: str | None = None,
               fsync: bool = False, startup_timeout_s: float = STARTUP_TIMEOUT_S,
@@ -89,6 +130,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
     if cell_function is not None:
         suite = dataclasses.replace(suite, cell_function=cell_function)
     groups = _grid.build_groups(suite)
+    announce_contract(groups)
     executor = executor if executor is not None else LocalExecutor()
     if Path(results_dir).exists() and not Path(results_dir).is_dir():
         raise ResultsError(f"results folder {results_dir} is a file; give a folder (new or one "

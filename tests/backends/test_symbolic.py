@@ -157,9 +157,9 @@ def test_expression_swell_is_unsupported(backend_name):
 
 
 def test_a_function_outside_the_namespace_is_unsupported():
-    p = Problem(name="t_arcsinh", fn=lambda xp, x: xp.sum(xp.arcsinh(x)),
-                make_inputs=lambda size, seed: (np.ones(size),), description="uses arcsinh")
-    with pytest.raises(UnsupportedError, match="arcsinh"):
+    p = Problem(name="t_i0", fn=lambda xp, x: xp.sum(xp.i0(x)),
+                make_inputs=lambda size, seed: (np.ones(size),), description="uses i0")
+    with pytest.raises(UnsupportedError, match="i0"):
         backends.get("sympy").prepare(p, p.inputs(2))
 
 
