@@ -43,18 +43,9 @@ def asarray(x, dtype=None) -> Tensor:
     return Tensor(x, dtype=dtype)
 
 
-def square(x):
-    return ops.mul(x, x)
-
-
 def dot(a, b):
     """NumPy's ``dot`` for vectors and matrices (``matmul`` for ndim <= 2)."""
     return ops.matmul(a, b)
-
-
-def sign(x):
-    """Not differentiated (its derivative is 0 almost everywhere)."""
-    return Tensor(np.sign(_data(x)))
 
 
 def zeros(shape, dtype=np.float64):

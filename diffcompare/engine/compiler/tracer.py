@@ -449,7 +449,8 @@ _NUMPY_FUNCTIONS = {"where", "broadcast_to", "transpose", "stack", "concatenate"
                     "moveaxis", "max", "min", "amax", "amin", "sum", "all", "any", "vdot", "dot",
                     "sign", "isfinite", "exp", "log", "outer", "squeeze", "expand_dims",
                     "zeros_like", "ones_like", "reshape", "swapaxes", "clip", "copy",
-                    "array_split", "unstack"}
+                    "array_split", "unstack",
+                    "round", "around", "sinc", "nan_to_num", "fix"}
 
 
 def _key_text(key):

@@ -39,13 +39,16 @@ from .broadcasting import binary, leading_repeat_size
 RULES: dict = {}
 
 
-def unary_rule(name: str, forward, saves, backward, doc: str | None = None) -> type:
+def unary_rule(name: str, forward, saves, backward, doc: str | None = None,
+               node_name: str | None = None) -> type:
     """A ``Function`` class ``name`` from one row of the table below.
 
     ``forward(x)`` maps the input's array to the output's; ``saves`` is ``"self"``
     (the input), ``"result"`` (the output) or None; ``backward(g, saved)`` (or
     ``backward(g)`` when nothing is saved) gives the input's gradient.  The methods
     close over the two formulas: a call costs what a hand-written class's does.
+    ``node_name``: PyTorch's node name where it is not ``name + "Backward0"`` (NumPy's
+    ``arcsin`` is torch's ``asin``: ``AsinBackward0``).
     """
     if saves == "self":
         def forward_method(self, a):
@@ -71,6 +74,8 @@ def unary_rule(name: str, forward, saves, backward, doc: str | None = None) -> t
     namespace = {"forward": forward_method, "backward": backward_method,
                  "saves_result": saves == "result", "__module__": __name__,
                  "__qualname__": name, "__doc__": doc or f"Elementwise {name.lower()}."}
+    if node_name is not None:
+        namespace["name"] = lambda self: node_name
     cls = RULES[name] = type(name, (Function,), namespace)
     return dual.records(name.lower())(cls)
 
@@ -108,6 +113,93 @@ Abs     = unary_rule("Abs",     np.abs,       "self",   lambda g, self: g * np.s
                      "abs'(0) = 0 (sign(0) = 0).")
 Clone   = unary_rule("Clone",   _copy,        None,     lambda g: g,
                      "A copy with its own memory and version; the gradient passes through.")
+
+
+# --- NumPy's elementwise math (issue 19): the formulas of torch's derivatives.yaml ---------
+_LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))   # Python floats: float32 stays float32
+_DEG = np.pi / 180.0
+
+
+def _zero_grad(g):
+    """The gradient of a piecewise-constant op (ceil, floor, round, trunc, sign): zeros,
+    as torch's ``zeros_like(grad)`` (also where g is inf or NaN)."""
+    return dual.zeros(g.shape, g)
+
+
+def _real_only(what):
+    def forward(x):
+        if x.dtype.kind == "c":
+            raise TypeError(f"{what} of a complex array: the engine differentiates real arrays "
+                            "only; keep the real and imaginary parts as two real arrays.")
+        return np.zeros_like(x)
+    return forward
+
+
+def _sinc_backward(g, self):
+    # d/dx sin(pi x)/(pi x) = (pi x cos(pi x) - sin(pi x)) / (pi x^2), and 0 at x = 0 (torch's
+    # masked_fill; the true derivative there is 0 too)
+    x = _data(self)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        px = np.pi * self
+        d = (px * dual.cos(px) - dual.sin(px)) / (px * self)
+        return dual.where(x != 0, g * d)
+
+
+def _div_ignore(num, den):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return num / den
+
+
+#                                forward       saves     backward: the input's gradient
+Exp2    = unary_rule("Exp2",    np.exp2,      "result", lambda g, result: g * (result * _LN2))
+Expm1   = unary_rule("Expm1",   np.expm1,     "result", lambda g, result: g * (result + 1),
+                     "``exp(x) - 1``, accurate near 0 (NumPy's ``expm1``).")
+Log2    = unary_rule("Log2",    np.log2,      "self",   lambda g, self: g / (self * _LN2))
+Log10   = unary_rule("Log10",   np.log10,     "self",   lambda g, self: g / (self * _LN10))
+Log1p   = unary_rule("Log1p",   np.log1p,     "self",   lambda g, self: g / (self + 1),
+                     "``log(1 + x)``, accurate near 0 (NumPy's ``log1p``).",
+                     node_name="Log1PBackward0")
+Sinh    = unary_rule("Sinh",    np.sinh,      "self",   lambda g, self: g * dual.cosh(self))
+Cosh    = unary_rule("Cosh",    np.cosh,      "self",   lambda g, self: g * dual.sinh(self))
+Tan     = unary_rule("Tan",     np.tan,       "result", lambda g, result: g * (1 + result * result))
+Arcsin  = unary_rule("Arcsin",  np.arcsin,    "self",
+                     lambda g, self: _div_ignore(g, dual.sqrt(1 - self * self)),
+                     "d arcsin(x) = 1 / sqrt(1 - x^2): inf at |x| = 1, as torch.",
+                     node_name="AsinBackward0")
+Arccos  = unary_rule("Arccos",  np.arccos,    "self",
+                     lambda g, self: _div_ignore(-g, dual.sqrt(1 - self * self)),
+                     "d arccos(x) = -1 / sqrt(1 - x^2): -inf at |x| = 1, as torch.",
+                     node_name="AcosBackward0")
+Arctan  = unary_rule("Arctan",  np.arctan,    "self",   lambda g, self: g / (1 + self * self),
+                     node_name="AtanBackward0")
+Arcsinh = unary_rule("Arcsinh", np.arcsinh,   "self",
+                     lambda g, self: g / dual.sqrt(self * self + 1), node_name="AsinhBackward0")
+Arccosh = unary_rule("Arccosh", np.arccosh,   "self",
+                     lambda g, self: _div_ignore(g, dual.sqrt(self * self - 1)),
+                     "d arccosh(x) = 1 / sqrt(x^2 - 1): inf at x = 1, as torch.",
+                     node_name="AcoshBackward0")
+Arctanh = unary_rule("Arctanh", np.arctanh,   "self",
+                     lambda g, self: _div_ignore(g, 1 - self * self),
+                     "d arctanh(x) = 1 / (1 - x^2): inf at |x| = 1, as torch.",
+                     node_name="AtanhBackward0")
+Ceil    = unary_rule("Ceil",    np.ceil,      None,     _zero_grad, "Zero gradient, as torch.")
+Floor   = unary_rule("Floor",   np.floor,     None,     _zero_grad, "Zero gradient, as torch.")
+Rint    = unary_rule("Rint",    np.rint,      None,     _zero_grad,
+                     "Round half to even (torch.round); zero gradient.", node_name="RoundBackward0")
+Trunc   = unary_rule("Trunc",   np.trunc,     None,     _zero_grad, "Zero gradient, as torch.")
+Sign    = unary_rule("Sign",    np.sign,      None,     _zero_grad,
+                     "sign(0) = 0; zero gradient everywhere (torch's SignBackward0).")
+Deg2Rad = unary_rule("Deg2Rad", np.deg2rad,   None,     lambda g: g * _DEG)
+Rad2Deg = unary_rule("Rad2Deg", np.rad2deg,   None,     lambda g: g * (180.0 / np.pi))
+Reciprocal = unary_rule("Reciprocal", np.reciprocal, "result",
+                        lambda g, result: -g * (result * result))
+Sinc    = unary_rule("Sinc",    np.sinc,      "self",   _sinc_backward,
+                     "NumPy's normalized sinc, sin(pi x) / (pi x); sinc'(0) = 0.")
+Cbrt    = unary_rule("Cbrt",    np.cbrt,      "result",
+                     lambda g, result: _div_ignore(g, 3 * (result * result)),
+                     "d cbrt(x) = 1 / (3 cbrt(x)^2): inf at 0 (as JAX; torch has no cbrt).")
+Imag    = unary_rule("Imag",    _real_only("imag"), None, _zero_grad,
+                     "The imaginary part of a real array: zeros, with a zero gradient.")
 
 
 class Relu(Function):
@@ -344,3 +436,191 @@ class AsType(Function):
         if dual._is_tensor(g):
             return AsType.apply(g, dtype=self.in_dtype)
         return g.astype(self.in_dtype)
+
+
+# --- NumPy's binary elementwise math (issue 19) ---------------------------------------------
+
+def _saved_pair(node):
+    a, b = node.saved_value("self"), node.saved_value("other")
+    return a, b, _data(a), _data(b)
+
+
+class Arctan2(Function):
+    """``arctan2(a, b)``, the angle of (b, a) (torch's ``atan2``).  d/da = b / (a^2 + b^2),
+    d/db = -a / (a^2 + b^2); 0 at a = b = 0, as torch (which masks the infinite 1 / 0)."""
+
+    broadcasts = True
+
+    def name(self) -> str:
+        return "Atan2Backward0"
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.arctan2(a.data, b.data)
+
+    def backward(self, g):
+        a, b, _, _ = _saved_pair(self)
+        need_a, need_b = self.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r2 = a * a + b * b
+            gr = g / r2
+            nonzero = _data(r2) != 0
+            if type(nonzero) is not np.ndarray or not nonzero.all():   # the origin: 0
+                gr = dual.where(nonzero, gr)
+            return (gr * b if need_a else None, -gr * a if need_b else None)
+
+
+class Logaddexp(Function):
+    """``log(exp(a) + exp(b))`` without overflow (NumPy's: max + log1p(exp(-|a - b|))).
+    d/da = 1 / (1 + exp(b - a)) (torch's formula; an overflowing exp gives 0, exactly)."""
+
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.logaddexp(a.data, b.data)
+
+    def backward(self, g):
+        a, b, _, _ = _saved_pair(self)
+        need_a, need_b = self.needs_input_grad
+        with np.errstate(over="ignore"):
+            return (g / (1 + dual.exp(b - a)) if need_a else None,
+                    g / (1 + dual.exp(a - b)) if need_b else None)
+
+
+class Logaddexp2(Function):
+    """``log2(2**a + 2**b)`` without overflow (NumPy's).  d/da = 1 / (1 + 2**(b - a))."""
+
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.logaddexp2(a.data, b.data)
+
+    def backward(self, g):
+        a, b, _, _ = _saved_pair(self)
+        need_a, need_b = self.needs_input_grad
+        with np.errstate(over="ignore"):
+            return (g / (1 + dual.exp2(b - a)) if need_a else None,
+                    g / (1 + dual.exp2(a - b)) if need_b else None)
+
+
+class _Modulo(Function):
+    """The shared backward of ``remainder`` and ``fmod``: d/da = 1, d/db = -q with q the
+    quotient the op rounds (a constant: piecewise, its derivative is 0).  Node names as
+    torch: ``...Backward0`` for a number divisor, ``...Backward1`` for a tensor one."""
+
+    broadcasts = True
+
+    def name(self) -> str:
+        return type(self).__name__ + ("Backward0" if self.scalar_divisor else "Backward1")
+
+    def forward(self, a, b):
+        self.scalar_divisor = b.data.ndim == 0 and not self.needs(1)
+        self.save_for_backward(self=a if self.needs(1) else None,
+                               other=b if self.needs(1) else None)
+        return self.ufunc(a.data, b.data)
+
+    def backward(self, g):
+        need_a, need_b = self.needs_input_grad
+        gb = None
+        if need_b:
+            _, _, a, b = _saved_pair(self)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                gb = -g * self.quotient(a, b)
+        return (g if need_a else None), gb
+
+
+class Remainder(_Modulo):
+    """NumPy's ``remainder`` (``%``, ``mod``): the floor remainder, with the divisor's sign.
+    d/da = 1, d/db = -floor(a / b) (torch's ``RemainderBackward``)."""
+
+    ufunc = staticmethod(np.remainder)
+    quotient = staticmethod(np.floor_divide)
+
+
+class Fmod(_Modulo):
+    """C's ``fmod``: the truncated remainder, with the dividend's sign.
+    d/da = 1, d/db = -trunc(a / b) (torch's ``FmodBackward``)."""
+
+    ufunc = staticmethod(np.fmod)
+    quotient = staticmethod(lambda a, b: np.trunc(a / b))
+
+
+class Fmax(Function):
+    """Elementwise maximum ignoring NaN (NaN only where both are).  The gradient goes to the
+    input the result came from; a tie a == b is split 1/2 - 1/2 as ``maximum``'s (HIPS
+    autograd's rule; torch's fmax gives a whole tie to ``a``); where b is NaN all to a."""
+
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.fmax(a.data, b.data)
+
+    def backward(self, g):
+        _, _, a, b = _saved_pair(self)
+        share_a = (a > b) + 0.5 * (a == b) + np.isnan(b)
+        return _split_by_share(self, g, share_a)
+
+
+class Fmin(Function):
+    """Elementwise minimum ignoring NaN; ties split 1/2 - 1/2, where b is NaN all to a
+    (see ``Fmax``)."""
+
+    broadcasts = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.fmin(a.data, b.data)
+
+    def backward(self, g):
+        _, _, a, b = _saved_pair(self)
+        share_a = (a < b) + 0.5 * (a == b) + np.isnan(b)
+        return _split_by_share(self, g, share_a)
+
+
+class Hypot(Function):
+    """``sqrt(a^2 + b^2)`` without overflow (NumPy's).  d/da = a / hypot: NaN at a = b = 0,
+    as torch."""
+
+    broadcasts = True
+    saves_result = True
+
+    def forward(self, a, b):
+        self.save_for_backward(self=a, other=b)
+        return np.hypot(a.data, b.data)
+
+    def backward(self, g):
+        a, b, result = self.saved_tensors
+        need_a, need_b = self.needs_input_grad
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gr = g / result
+            return (gr * a if need_a else None, gr * b if need_b else None)
+
+
+class Round(Function):
+    """NumPy's ``round`` to ``decimals`` (halves to even); zero gradient, as torch's
+    ``RoundBackward0`` (``RoundBackward1`` with decimals)."""
+
+    def name(self) -> str:
+        return "RoundBackward1" if self.decimals else "RoundBackward0"
+
+    def forward(self, a, decimals):
+        self.decimals = decimals
+        return np.round(a.data, decimals)
+
+    def backward(self, g):
+        return _zero_grad(g)
+
+
+class NanToNum(Function):
+    """NaN and infinities replaced by numbers (NumPy's ``nan_to_num``).  The gradient passes
+    where the input is finite and is 0 where an element was replaced (torch, HIPS autograd)."""
+
+    def forward(self, a, nan, posinf, neginf):
+        self.save_for_backward(self=a)
+        return np.nan_to_num(a.data, nan=nan, posinf=posinf, neginf=neginf)
+
+    def backward(self, g):
+        return dual.where(np.isfinite(_data(self.saved_value("self"))), g)
