@@ -312,3 +312,84 @@ def test_imag_is_zeros_with_zero_gradient_and_real_conj_are_the_input():
 def test_complex_input_is_refused_with_what_to_do(name):
     with pytest.raises(TypeError, match="real arrays only; keep the real and imaginary parts"):
         getattr(xp, name)(Tensor(np.array([1 + 2j])))
+
+
+# --- integer powers by multiplication -------------------------------------------------------
+
+from diffcompare.engine.ops import elementwise as ew   # noqa: E402
+
+
+def _ulps(ours, exact):
+    return np.max(np.abs(ours - exact) / np.spacing(np.abs(exact)))
+
+
+@pytest.mark.parametrize("k", [3, 4, 5, 7, 16, 31, 64, 127, -3, -7, 6.0])
+def test_integer_power_is_repeated_multiplication_within_k_ulps(k):
+    x = rng("ipow", int(k) % 1000).uniform(-1.5, 1.5, 64)
+    out = (Tensor(x) ** k).data
+    assert out.dtype == np.float64
+    assert _ulps(out, x ** float(k)) <= abs(k)   # measured: 1 for k = 3, 88 for k = 127
+    if k == 7:   # the binary method's own products, bit for bit (not NumPy's pow)
+        x2 = x * x
+        np.testing.assert_array_equal(out, (x * x2) * (x2 * x2))
+        np.testing.assert_array_equal(xp.power(Tensor(x), 7).data, out)
+
+
+@pytest.mark.parametrize("k", [3, 5, 7, 12, -3, 4.0])
+@pytest.mark.parametrize("shape", [(40,), (2, 3), ()], ids=str)
+def test_integer_power_in_every_mode(k, shape):
+    x = rng("ipow-modes", int(k) % 1000, len(shape)).uniform(0.5, 1.5, shape) * np.where(
+        rng("sign", len(shape)).random(shape) > 0.5, 1, -1)
+    check(lambda t: t ** k, lambda t: t ** k, [x])
+
+
+def test_integer_power_keeps_float32_and_numpys_promotion():
+    x = np.linspace(-1, 1, 64, dtype=np.float32)
+    t = Tensor(x, requires_grad=True)
+    y = t ** 7
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.data, x ** 7, rtol=1e-5, atol=1e-7)
+    assert autograd.grad(y.sum(), [t])[0].dtype == np.float32
+    assert (t ** np.float64(7.0)).dtype == (x ** np.float64(7.0)).dtype == np.float64
+
+
+def test_compiled_integer_power_multiplies_and_keeps_the_square_fast_path():
+    x = np.linspace(-1, 1, 64)
+
+    def f(t):
+        return (t ** 7).sum() + (t ** 2).sum()
+
+    compiled = engine_compile(f, wrt=(0,))
+    value, (g,) = compiled(x)
+    assert "**" not in compiled.source.replace("** 2", "")   # x ** 7 and its x ** 6: products
+    np.testing.assert_allclose(g, 7 * x ** 6 + 2 * x, rtol=1e-13, atol=1e-15)
+    assert (Tensor(x, requires_grad=True) ** 2).grad_fn.name() == "PowBackward0"
+
+
+@pytest.mark.parametrize("exponent", [np.arange(128), np.arange(128.0), np.arange(-5, 40)],
+                         ids=["int", "float", "negative"])
+def test_integer_exponent_array_uses_one_cumulative_product(exponent):
+    t = rng("vander", exponent.size).uniform(-1, 1, 40)
+    with np.errstate(divide="ignore"):
+        exact = t[:, None] ** exponent.astype(float)
+    out = (Tensor(t)[:, None] ** exponent).data
+    np.testing.assert_allclose(out, exact, rtol=64 * 2.0 ** -52, atol=0)
+    assert not np.array_equal(out, exact) or exponent.max() < 64   # not NumPy's power itself
+    tab = ew.power_by_table(t[:, None], exponent)
+    np.testing.assert_array_equal(out, tab)
+
+
+def test_integer_exponent_array_in_every_mode_and_compiled_without_power():
+    t = rng("vander-modes").uniform(-1, 1, 8)
+    j = np.arange(6)
+    check(lambda v: v[:, None] ** j, lambda v: v[:, None] ** torch.tensor(j), [t])
+    compiled = engine_compile(lambda v: (v[:, None] ** j).sum(), wrt=(0,))
+    compiled(t)
+    assert "cumprod" in compiled.source and "**" not in compiled.source
+
+
+def test_non_integer_or_large_exponent_arrays_are_numpys_power():
+    t = rng("frac").uniform(0.5, 1.5, 40)
+    for b in [np.linspace(0.5, 3.5, 7), np.array([0, 200])]:
+        np.testing.assert_array_equal((Tensor(t)[:, None] ** b).data, t[:, None] ** b)
+        assert ew.power_by_table(t[:, None], b) is None

@@ -450,7 +450,7 @@ _NUMPY_FUNCTIONS = {"where", "broadcast_to", "transpose", "stack", "concatenate"
                     "sign", "isfinite", "exp", "log", "outer", "squeeze", "expand_dims",
                     "zeros_like", "ones_like", "reshape", "swapaxes", "clip", "copy",
                     "array_split", "unstack",
-                    "round", "around", "sinc", "nan_to_num", "fix"}
+                    "round", "around", "sinc", "nan_to_num", "fix", "cumprod", "take"}
 
 
 def _key_text(key):

@@ -307,7 +307,7 @@ class Pow(Function):
     def forward(self, a, exponent):
         self.exponent = exponent
         self.save_for_backward(self=a)
-        return a.data ** exponent
+        return power(a.data, exponent)
 
     def backward(self, g):
         e = self.exponent
@@ -323,7 +323,101 @@ class Pow(Function):
             return g * 2.0 * a   # exactly, and folds into one step when compile traces a constant g
         if e == 0:
             return dual.zeros(a.shape, g)
-        return g * (a ** (e - 1) * e)
+        return g * (power(a, e - 1) * e)
+
+
+def power(x, exponent):
+    """``x ** exponent`` for a number ``exponent``; ``x`` an array, a Tracer or a Tensor.
+
+    An integral exponent 3 <= |k| <= ``INT_POW_MAX`` on a float array of at least
+    ``INT_POW_MIN_SIZE`` elements (or any size when it takes at most two multiplications,
+    k = 3, 4) is computed by repeated squaring and multiplying (JAX's ``integer_pow``; a
+    negative k as 1 / x**|k|), in eager and in compiled code alike: NumPy's ``power``
+    calls ``pow`` per element, 30-200x slower for mixed-sign or float32 bases (10000
+    elements: 2.4 ms against 9 us for k = 3, 1.4 ms against 53 us for k = 127).  Not
+    bit-for-bit NumPy's: within 1 ulp for k = 3, 4 and |k| ulps at most (measured: 4 ulps
+    for k = 7, 43 for k = 64, 88 for k = 127), about the error a one-ulp change of x
+    makes in x**k.  k in (0, 1, 2, -1), other exponents and small arrays:
+    NumPy's ``power`` (its exact fast paths for 2, 1, 0, -1).  A Tensor (a create_graph
+    backward) takes ``**``, recorded as ``PowBackward0``, whose forward is this.
+    """
+    if type(x) is Tensor:
+        return x ** exponent
+    k = _integral(exponent)
+    if k is None or k in (0, 1, 2, -1) or abs(k) > INT_POW_MAX or x.dtype.kind != "f":
+        return x ** exponent
+    if x.size < INT_POW_MIN_SIZE and abs(k) > 4:
+        return x ** exponent
+    dtype = np.result_type(x, exponent)   # NumPy's promotion (a float64 scalar exponent, NEP 50)
+    if dtype != x.dtype:
+        x = x.astype(dtype)
+    n, acc, base = abs(k), None, x
+    while True:
+        if n & 1:
+            acc = base if acc is None else acc * base
+        n >>= 1
+        if not n:
+            break
+        base = base * base
+    return 1.0 / acc if k < 0 else acc
+
+
+INT_POW_MAX = 128       # exponents up to a degree-127 Vandermonde's
+INT_POW_MIN_SIZE = 32   # below this NumPy's pow beats 5+ multiplications' per-call overhead
+
+
+def _integral(e):
+    """``e`` as a Python int if it is an integral number (``3``, ``3.0``), else None."""
+    if isinstance(e, (int, np.integer)) and not isinstance(e, (bool, np.bool_)):
+        return int(e)
+    if isinstance(e, (float, np.floating)) and np.isfinite(e) and float(e).is_integer():
+        return int(e)
+    return None
+
+
+def power_by_table(x, b):
+    """``x ** b`` for a constant integer-valued exponent array ``b`` (|b| <= ``INT_POW_MAX``),
+    or None where NumPy's ``power`` is used: the powers x**0 .. x**max|b| of each element by
+    one cumulative product, then each output picks its own (x**-j is 1 / x**j).
+
+    For a Vandermonde matrix ``t[:, None] ** np.arange(128)`` (1000 x 128; the table is
+    the answer, no gather) this takes 0.5 ms against NumPy's 12-21 ms (a product over the
+    exponents' bits: 2.6 ms; ``benchmarks/integer_power.py``), within |b| / 2 ulps of
+    NumPy's ``power`` (measured: at most 20 ulps for b <= 127).  Used when the table is
+    no larger than twice the output (the base repeats along the exponent's axes) and
+    the output has at least ``INT_POW_MIN_SIZE`` elements; ``x`` may be a Tracer.
+    """
+    if (type(b) is not np.ndarray or b.dtype.kind not in "iuf" or b.size == 0
+            or x.dtype.kind != "f"):
+        return None
+    shape = np.broadcast_shapes(x.shape, b.shape)
+    out_size = int(np.prod(shape))
+    if out_size < INT_POW_MIN_SIZE:
+        return None
+    m = np.abs(b).max()
+    if not np.isfinite(m) or m > INT_POW_MAX or x.size * (m + 1) > 2 * out_size:
+        return None
+    if b.dtype.kind == "f" and not np.array_equal(b, np.trunc(b)):
+        return None
+    m = int(m)
+    dtype = np.result_type(x, b)
+    if dtype != x.dtype:
+        x = x.astype(dtype)
+    ones = np.ones(x.shape + (1,), dtype)
+    table = np.cumprod(np.concatenate([ones, np.broadcast_to(x[..., None], x.shape + (m,))],
+                                      axis=-1), axis=-1)   # table[..., j] = x ** j
+    if (b.ndim == 1 and len(shape) == x.ndim and x.shape[-1:] == (1,)
+            and np.array_equal(b, np.arange(m + 1))):
+        out = table.reshape(shape)   # x[:, None] ** arange(m + 1): the table is the answer
+    else:   # each output's row of the table (its x) and column (its |b|), as one flat index
+        rows = np.broadcast_to(np.arange(x.size).reshape(x.shape), shape)
+        flat = rows * (m + 1) + np.broadcast_to(np.abs(b).astype(np.intp), shape)
+        out = np.take(table.reshape(-1), flat)
+    negative = np.broadcast_to(b < 0, shape)
+    if negative.any():
+        with np.errstate(divide="ignore"):
+            out = np.where(negative, 1.0 / out, out)
+    return out
 
 
 def _broadcast_last(g, a) -> bool:
@@ -351,7 +445,8 @@ class PowTensor(Function):
 
     def forward(self, a, b):
         self.save_for_backward(self=a, exponent=b)
-        return a.data ** b.data
+        out = power_by_table(a.data, b.data)
+        return a.data ** b.data if out is None else out
 
     def backward(self, g):
         a, b, result = self.saved_tensors
@@ -360,10 +455,22 @@ class PowTensor(Function):
         ga = gb = None
         with np.errstate(divide="ignore", invalid="ignore"):
             if need_a:
-                ga = _zero_where_not(b_data != 0, g * b * a ** (b - 1))
+                # (b - 1 where b != 0: the b == 0 entries are zeroed, and need no 1 / a)
+                e = np.where(b == 0, 0, b - 1) if type(b) is np.ndarray else b - 1
+                ga = _zero_where_not(b_data != 0, g * b * _power_tensor(a, e))
             if need_b:
                 gb = _zero_where_not((a_data != 0) | (b_data < 0), g * result * dual.log(a))
         return ga, gb
+
+
+def _power_tensor(a, b):
+    """``a ** b`` for an exponent array ``b``: by ``power_by_table`` where it applies (a
+    Tensor ``a`` goes through ``**``, recorded, whose forward uses it)."""
+    if type(a) is not Tensor and type(b) is not Tensor:
+        out = power_by_table(a, b)
+        if out is not None:
+            return out
+    return a ** b
 
 
 def _zero_where_not(keep, grad):
