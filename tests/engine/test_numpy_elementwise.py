@@ -393,3 +393,15 @@ def test_non_integer_or_large_exponent_arrays_are_numpys_power():
     for b in [np.linspace(0.5, 3.5, 7), np.array([0, 200])]:
         np.testing.assert_array_equal((Tensor(t)[:, None] ** b).data, t[:, None] ** b)
         assert ew.power_by_table(t[:, None], b) is None
+
+
+@pytest.mark.parametrize("decimals", [1, 2, -1])
+def test_round_to_decimals_is_numpys_with_zero_gradient_eager_and_compiled(decimals):
+    x = np.array([1.2345, -0.0151, 123.456, 2.5])
+    value, (grad,) = _grads(lambda t: xp.round(t, decimals), x)
+    np.testing.assert_array_equal(value, np.round(x, decimals))
+    np.testing.assert_array_equal(grad, np.zeros(4))
+    out, (g,) = engine_compile(lambda t: (xp.around(t, decimals) * t).sum(), wrt=(0,))(x)
+    np.testing.assert_allclose(g, np.round(x, decimals), rtol=1e-15)
+    with pytest.raises(TypeError, match="decimals must be an int"):
+        xp.round(Tensor(x), 1.5)

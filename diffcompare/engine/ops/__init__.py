@@ -130,6 +130,9 @@ def square(x):
 @register(methods="round", xp="round around")
 def round(x, decimals=0):
     """NumPy's ``round`` (halves to even); zero gradient (``RoundBackward0``, or 1 with decimals)."""
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round: decimals must be an int (the number of decimal places; negative "
+                        f"rounds to tens, hundreds...), not {decimals!r}.")
     return ew.Round.apply(as_tensor(x), decimals=int(decimals))
 
 

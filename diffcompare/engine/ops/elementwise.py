@@ -22,6 +22,19 @@ replaced).  Binary ops' gradients are summed back to each input's shape by
 
 Subgradients at kinks (documented, tested): relu'(0) = 0, abs'(0) = 0,
 maximum/minimum split a tie 1/2 - 1/2 between the two inputs.
+
+NumPy's wider elementwise math (issue 19) follows: more rows (exp2 ... imag, with
+torch's formulas, saved tensors and node names: ``Arcsin`` is torch's
+``AsinBackward0``), and classes for the binary ones (``Arctan2``, ``Logaddexp``,
+``Remainder``, ``Fmax``, ``Hypot`` ...) and those with parameters (``Round``,
+``NanToNum``).  Their conventions, as torch's unless said: ceil, floor, round, rint,
+trunc and sign have a zero gradient everywhere (also at their jumps); sinc'(0) = 0;
+arcsin, arccos, arctanh, arccosh and cbrt have infinite derivatives at their domain's
+edge (cbrt: as JAX, torch has none); arctan2's gradient at the origin is 0, hypot's NaN;
+remainder's d/db = -floor(a / b), fmod's -trunc(a / b); fmax/fmin ignore NaN and split a
+tie as maximum does (torch gives it all to the first input); nan_to_num passes the
+gradient only where the input is finite.  ``power`` and ``power_by_table`` compute
+integer powers by multiplication (see there).
 """
 from __future__ import annotations
 
