@@ -5,7 +5,8 @@
     python benchmarks/integer_power.py --n 1000 --degree 127
 
 It prints, per case, the median microseconds of NumPy's ``power`` and of the engine's
-kernel on arrays (the forward alone), the largest error in ulps against NumPy's ``power``,
+kernel on arrays (the forward alone: products for mixed-sign or small k, else NumPy's own
+``power``), the largest error in ulps against NumPy's ``power``,
 then the gradient of a Vandermonde objective built both ways people write it (a loop of
 ``t[:, None] ** j`` over Python ints j, and ``t[:, None] ** np.arange(degree + 1)``) with
 the engine eager and with torch eager, single-threaded.
@@ -27,21 +28,24 @@ def _median_us(fn, number):
 
 
 def _ulps(ours, exact):
-    exact = np.asarray(exact, dtype=np.float64)
-    return float(np.max(np.abs(ours - exact) / np.spacing(np.maximum(np.abs(exact), 1e-300))))
+    """The largest difference in units of the last place of ``exact``'s own dtype."""
+    spacing = np.spacing(np.maximum(np.abs(exact), np.finfo(exact.dtype).tiny))
+    return float(np.max(np.abs(ours.astype(np.float64) - exact) / spacing))
 
 
 def kernels(n, degree):
     from diffcompare.engine.ops.elementwise import power, power_by_table
 
     rng = np.random.default_rng(0)
-    x = rng.uniform(-1.5, 1.5, n)
-    for k in (3, 7, 31, degree):
-        number = max(1, 20000 // n)
-        print(f"x ** {k:<4} n={n:<6} numpy {_median_us(lambda: x ** k, number):9.1f} us   "
-              f"multiply {_median_us(lambda: power(x, k), number):9.1f} us   "
-              f"{_ulps(power(x, k), x ** float(k)):5.0f} ulps")
-    t = rng.uniform(-1, 1, n)[:, None]
+    bases = {"mixed-sign": rng.uniform(-1.5, 1.5, n), "positive": rng.uniform(0.5, 1.5, n),
+             "float32": rng.uniform(-1.5, 1.5, n).astype(np.float32)}
+    for label, x in bases.items():
+        for k in (3, 7, 31, degree):
+            number = max(1, 20000 // n)
+            print(f"x ** {k:<4} n={n:<6} {label:10} numpy {_median_us(lambda: x ** k, number):9.1f} us"
+                  f"   engine {_median_us(lambda: power(x, k), number):9.1f} us   "
+                  f"{_ulps(power(x, k), x ** k):5.0f} ulps")
+    t = rng.uniform(-1, 1, n)[:, None]   # mixed signs (a non-negative t takes NumPy's power)
     j = np.arange(degree + 1)
     number = max(1, 2000 // n)
     print(f"t[:, None] ** arange({degree + 1}) n={n}: numpy "

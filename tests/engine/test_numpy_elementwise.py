@@ -324,8 +324,8 @@ def _ulps(ours, exact):
 
 
 @pytest.mark.parametrize("k", [3, 4, 5, 7, 16, 31, 64, 127, -3, -7, 6.0])
-def test_integer_power_is_repeated_multiplication_within_k_ulps(k):
-    x = rng("ipow", int(k) % 1000).uniform(-1.5, 1.5, 64)
+def test_integer_power_of_mixed_signs_is_repeated_multiplication_within_k_ulps(k):
+    x = rng("ipow", int(k) % 1000).uniform(-1.5, 1.5, 128)   # mixed signs: multiplied
     out = (Tensor(x) ** k).data
     assert out.dtype == np.float64
     assert _ulps(out, x ** float(k)) <= abs(k)   # measured: 1 for k = 3, 88 for k = 127
@@ -333,6 +333,18 @@ def test_integer_power_is_repeated_multiplication_within_k_ulps(k):
         x2 = x * x
         np.testing.assert_array_equal(out, (x * x2) * (x2 * x2))
         np.testing.assert_array_equal(xp.power(Tensor(x), 7).data, out)
+    if abs(k) == 127:   # not NumPy's pow (which would be within 1 ulp)
+        assert _ulps(out, x ** float(k)) > 1
+
+
+def test_integer_power_takes_numpys_simd_power_for_non_negative_bases_and_tiny_arrays():
+    x = rng("ipow-pos").uniform(0.5, 1.5, 128)
+    for k in (5, 31, 127, -7):
+        np.testing.assert_array_equal((Tensor(x) ** k).data, x ** k)
+        np.testing.assert_array_equal((Tensor(-x[:8]) ** k).data, (-x[:8]) ** k)   # 8 elements
+    x2 = x * x
+    np.testing.assert_array_equal((Tensor(x) ** 3).data, x * x2)   # |k| <= 4: products always
+    assert ew.power_by_table(x[:, None], np.arange(128)) is None
 
 
 @pytest.mark.parametrize("k", [3, 5, 7, 12, -3, 4.0])
@@ -389,7 +401,7 @@ def test_integer_exponent_array_in_every_mode_and_compiled_without_power():
 
 
 def test_non_integer_or_large_exponent_arrays_are_numpys_power():
-    t = rng("frac").uniform(0.5, 1.5, 40)
+    t = rng("frac").uniform(-1.5, 1.5, 40)
     for b in [np.linspace(0.5, 3.5, 7), np.array([0, 200])]:
         np.testing.assert_array_equal((Tensor(t)[:, None] ** b).data, t[:, None] ** b)
         assert ew.power_by_table(t[:, None], b) is None

@@ -342,29 +342,37 @@ class Pow(Function):
 def power(x, exponent):
     """``x ** exponent`` for a number ``exponent``; ``x`` an array, a Tracer or a Tensor.
 
-    An integral exponent 3 <= |k| <= ``INT_POW_MAX`` on a float array of at least
-    ``INT_POW_MIN_SIZE`` elements (or any size when it takes at most two multiplications,
-    k = 3, 4) is computed by repeated squaring and multiplying (JAX's ``integer_pow``; a
-    negative k as 1 / x**|k|), in eager and in compiled code alike: NumPy's ``power``
-    calls ``pow`` per element, 30-200x slower for mixed-sign or float32 bases (10000
-    elements: 2.4 ms against 9 us for k = 3, 1.4 ms against 53 us for k = 127).  Not
-    bit-for-bit NumPy's: within 1 ulp for k = 3, 4 and |k| ulps at most (measured: 4 ulps
-    for k = 7, 43 for k = 64, 88 for k = 127), about the error a one-ulp change of x
-    makes in x**k.  k in (0, 1, 2, -1), other exponents and small arrays:
-    NumPy's ``power`` (its exact fast paths for 2, 1, 0, -1).  A Tensor (a create_graph
-    backward) takes ``**``, recorded as ``PowBackward0``, whose forward is this.
+    An integral exponent 3 <= |k| <= ``INT_POW_MAX`` on a float array is computed by
+    repeated squaring and multiplying (JAX's ``integer_pow``; a negative k as 1 / x**|k|)
+    where a micro-benchmark (``benchmarks/integer_power.py``) shows it pays: NumPy's
+    ``power`` is fast (SIMD) for non-negative bases but calls ``pow`` element by element,
+    40-60 ns each, as soon as one base is negative (10000 elements: 610 us against 12 us
+    for k = 3, 57 us for k = 127).  So: multiplication for |k| <= 4 (2 products, quicker
+    for any base once there are ~100 elements), and for larger |k| where a base is negative
+    and the array has at least 8 elements per product (fewer: NumPy's one call is cheaper
+    than the products' per-call overhead).  Compiled code (``x`` a Tracer) decides by size
+    alone and multiplies whatever the signs of later inputs.
+
+    Not bit-for-bit NumPy's: within 1 ulp for k = 3, 4 and |k| ulps at most (measured: 4
+    ulps for k = 7, 43 for k = 64, 88 for k = 127), about the error a one-ulp change of x
+    makes in x**k.  k in (0, 1, 2, -1), other exponents and integer arrays: NumPy's
+    ``power`` (its exact fast paths for 2, 1, 0, -1).  A Tensor (a create_graph backward)
+    takes ``**``, recorded as ``PowBackward0``, whose forward is this.
     """
     if type(x) is Tensor:
         return x ** exponent
     k = _integral(exponent)
     if k is None or k in (0, 1, 2, -1) or abs(k) > INT_POW_MAX or x.dtype.kind != "f":
         return x ** exponent
-    if x.size < INT_POW_MIN_SIZE and abs(k) > 4:
-        return x ** exponent
+    n = abs(k)
+    if n > 4:
+        products = n.bit_length() + bin(n).count("1") - 2
+        if x.size < 8 * products or (type(x) is np.ndarray and not x.min() < 0):
+            return x ** exponent
     dtype = np.result_type(x, exponent)   # NumPy's promotion (a float64 scalar exponent, NEP 50)
     if dtype != x.dtype:
         x = x.astype(dtype)
-    n, acc, base = abs(k), None, x
+    acc, base = None, x
     while True:
         if n & 1:
             acc = base if acc is None else acc * base
@@ -376,7 +384,7 @@ def power(x, exponent):
 
 
 INT_POW_MAX = 128       # exponents up to a degree-127 Vandermonde's
-INT_POW_MIN_SIZE = 32   # below this NumPy's pow beats 5+ multiplications' per-call overhead
+INT_POW_MIN_SIZE = 32   # power_by_table: smaller outputs take NumPy's one call
 
 
 def _integral(e):
@@ -393,19 +401,21 @@ def power_by_table(x, b):
     or None where NumPy's ``power`` is used: the powers x**0 .. x**max|b| of each element by
     one cumulative product, then each output picks its own (x**-j is 1 / x**j).
 
-    For a Vandermonde matrix ``t[:, None] ** np.arange(128)`` (1000 x 128; the table is
-    the answer, no gather) this takes 0.5 ms against NumPy's 12-21 ms (a product over the
-    exponents' bits: 2.6 ms; ``benchmarks/integer_power.py``), within |b| / 2 ulps of
-    NumPy's ``power`` (measured: at most 20 ulps for b <= 127).  Used when the table is
-    no larger than twice the output (the base repeats along the exponent's axes) and
-    the output has at least ``INT_POW_MIN_SIZE`` elements; ``x`` may be a Tracer.
+    For a Vandermonde matrix ``t[:, None] ** np.arange(128)`` of mixed-sign t (1000 x 128;
+    the table is the answer, no gather) this takes 0.5-2 ms against NumPy's 12-21 ms (a
+    product over the exponents' bits: 2.6 ms; ``benchmarks/integer_power.py``), within
+    |b| / 2 ulps of NumPy's ``power`` (measured: at most 20 ulps for b <= 127).  Used when
+    a base is negative (NumPy's SIMD ``power`` of non-negative bases is quicker than the
+    table: 0.8 ms), the table is no larger than twice the output (the base repeats along
+    the exponent's axes) and the output has at least ``INT_POW_MIN_SIZE`` elements.  In
+    compiled code (``x`` a Tracer) whatever the signs.
     """
     if (type(b) is not np.ndarray or b.dtype.kind not in "iuf" or b.size == 0
             or x.dtype.kind != "f"):
         return None
     shape = np.broadcast_shapes(x.shape, b.shape)
     out_size = int(np.prod(shape))
-    if out_size < INT_POW_MIN_SIZE:
+    if out_size < INT_POW_MIN_SIZE or (type(x) is np.ndarray and not x.min() < 0):
         return None
     m = np.abs(b).max()
     if not np.isfinite(m) or m > INT_POW_MAX or x.size * (m + 1) > 2 * out_size:
@@ -416,12 +426,15 @@ def power_by_table(x, b):
     dtype = np.result_type(x, b)
     if dtype != x.dtype:
         x = x.astype(dtype)
-    ones = np.ones(x.shape + (1,), dtype)
-    table = np.cumprod(np.concatenate([ones, np.broadcast_to(x[..., None], x.shape + (m,))],
-                                      axis=-1), axis=-1)   # table[..., j] = x ** j
-    if (b.ndim == 1 and len(shape) == x.ndim and x.shape[-1:] == (1,)
-            and np.array_equal(b, np.arange(m + 1))):
-        out = table.reshape(shape)   # x[:, None] ** arange(m + 1): the table is the answer
+    # table[..., j] = x ** j: the running product of x repeated (NumPy's cumprod over a
+    # broadcast view is 2x quicker than over a copy), after a column of ones
+    table = np.concatenate([np.ones(x.shape + (1,), dtype),
+                            np.cumprod(np.broadcast_to(x[..., None], x.shape + (m,)), axis=-1)],
+                           axis=-1)
+    if b.ndim == 1 and len(shape) == x.ndim and x.shape[-1:] == (1,):
+        # x[:, None] ** b: one row of the table per x, its columns picked by b
+        table = table.reshape(x.shape[:-1] + (m + 1,))
+        out = table if np.array_equal(b, np.arange(m + 1)) else np.take(table, np.abs(b), axis=-1)
     else:   # each output's row of the table (its x) and column (its |b|), as one flat index
         rows = np.broadcast_to(np.arange(x.size).reshape(x.shape), shape)
         flat = rows * (m + 1) + np.broadcast_to(np.abs(b).astype(np.intp), shape)
