@@ -150,7 +150,8 @@ def test_names_in_the_namespace_the_table_and_on_tensors():
                    "trunc", "sign", "deg2rad", "rad2deg", "reciprocal", "square", "sinc",
                    "positive", "conj", "nan_to_num", "absolute"]:
         assert torch.is_tensor(getattr(torch.tensor([0.5]), method)()), method   # torch has it
-        assert isinstance(getattr(t, method)(), Tensor), method
+        with np.errstate(invalid="ignore"):   # arccosh(0.5): NaN, as NumPy
+            assert isinstance(getattr(t, method)(), Tensor), method
     for method in ["atan2", "logaddexp", "logaddexp2", "remainder", "fmod", "fmax", "fmin", "hypot"]:
         assert isinstance(getattr(t, method)(t), Tensor), method
     assert xp.absolute is xp.abs and xp.true_divide is xp.divide and xp.mod is xp.remainder
@@ -160,7 +161,8 @@ def test_node_names_are_torchs():
     x = np.array([1.3, 1.6])
     for name, (torch_fn, _) in UNARY.items():
         torch_fn = torch.abs if name in ("absolute", "fabs") else torch_fn
-        ours = getattr(xp, name)(Tensor(x, requires_grad=True)).grad_fn
+        with np.errstate(invalid="ignore"):   # arcsin(1.3): NaN, as NumPy
+            ours = getattr(xp, name)(Tensor(x, requires_grad=True)).grad_fn
         theirs = torch_fn(torch.tensor(x, requires_grad=True)).grad_fn if torch_fn else None
         if theirs is None:   # positive, real, conj: the input itself, as torch; cbrt, imag: ours
             assert ours is None or name in ("cbrt", "imag"), name
@@ -403,7 +405,8 @@ def test_integer_exponent_array_in_every_mode_and_compiled_without_power():
 def test_non_integer_or_large_exponent_arrays_are_numpys_power():
     t = rng("frac").uniform(-1.5, 1.5, 40)
     for b in [np.linspace(0.5, 3.5, 7), np.array([0, 200])]:
-        np.testing.assert_array_equal((Tensor(t)[:, None] ** b).data, t[:, None] ** b)
+        with np.errstate(invalid="ignore"):   # negative bases to fractional powers: NaN
+            np.testing.assert_array_equal((Tensor(t)[:, None] ** b).data, t[:, None] ** b)
         assert ew.power_by_table(t[:, None], b) is None
 
 

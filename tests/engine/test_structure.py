@@ -7,6 +7,7 @@ operator surface (``methods.py``) sits above both.  Read from the source with
 import ast
 import pathlib
 
+import numpy as np
 import pytest
 
 import diffcompare.engine as E
@@ -134,7 +135,8 @@ def test_table_methods_record_the_table_node_with_torch_argument_order():
     for name, op in ops.OPS.items():
         if op.kind == "unary":
             for method in op.methods:
-                y = getattr(a, method)()
+                with np.errstate(invalid="ignore", divide="ignore"):   # arcsin(2): NaN, as NumPy
+                    y = getattr(a, method)()
                 assert type(y.grad_fn) is op.node, (name, method)
         if op.kind == "binary" and op.node.__name__ != "Matmul":
             for method in op.methods:
