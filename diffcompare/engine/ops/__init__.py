@@ -84,6 +84,29 @@ maximum = _binary(ew.Maximum,                                                   
 minimum = _binary(ew.Minimum,                                                    xp="minimum")
 matmul  = _binary(Matmul,    methods="__matmul__ __rmatmul__ matmul",            xp="matmul")
 
+
+@register(xp="power")   # the operator and method are methods._pow (PowBackward0 or 1)
+def pow(a, b):
+    """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor one."""
+    if type(a) is not Tensor:
+        a = Tensor(a) if type(b) is not Tensor else as_tensor(a, b)
+    return a ** b
+
+
+@register(xp="where")
+def where(condition, a, b):
+    """Elements of ``a`` where ``condition`` holds, else of ``b`` (condition is not differentiated)."""
+    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
+    a, b = _pair(a, b)
+    return ew.Where.apply(a, b, condition=cond.astype(bool, copy=False))
+
+
+@register(methods="astype", xp="astype")
+def astype(x, dtype):
+    x = as_tensor(x)
+    return x if x.dtype == np.dtype(dtype) else ew.AsType.apply(x, dtype=np.dtype(dtype))
+
+
 # NumPy's elementwise math (issue 19).  Formulas and node names: torch's (ops/elementwise.py).
 exp2       = _unary(ew.Exp2,       methods="exp2",                    xp="exp2")
 expm1      = _unary(ew.Expm1,      methods="expm1",                   xp="expm1")
@@ -168,28 +191,6 @@ def conj(x):
     """The complex conjugate of a real array: ``x`` itself (torch's ``conj``); complex input is
     refused."""
     return _refuse_complex(x, "conj")
-
-
-@register(xp="power pow")   # the operator and method are methods._pow (PowBackward0 or 1)
-def pow(a, b):
-    """``a ** b``: ``PowBackward0`` for a number exponent, ``PowBackward1`` for a tensor one."""
-    if type(a) is not Tensor:
-        a = Tensor(a) if type(b) is not Tensor else as_tensor(a, b)
-    return a ** b
-
-
-@register(xp="where")
-def where(condition, a, b):
-    """Elements of ``a`` where ``condition`` holds, else of ``b`` (condition is not differentiated)."""
-    cond = condition.data if isinstance(condition, Tensor) else np.asarray(condition)
-    a, b = _pair(a, b)
-    return ew.Where.apply(a, b, condition=cond.astype(bool, copy=False))
-
-
-@register(methods="astype", xp="astype")
-def astype(x, dtype):
-    x = as_tensor(x)
-    return x if x.dtype == np.dtype(dtype) else ew.AsType.apply(x, dtype=np.dtype(dtype))
 
 
 # --- reductions -------------------------------------------------------------------
