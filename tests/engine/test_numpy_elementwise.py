@@ -393,10 +393,22 @@ def test_integer_exponent_array_uses_one_cumulative_product(exponent):
     np.testing.assert_array_equal(out, tab)
 
 
-def test_integer_exponent_array_in_every_mode_and_compiled_without_power():
+@pytest.mark.parametrize("j", [np.arange(6), np.arange(6.0), np.array([3, 0, -2, 5, 1, 4])],
+                         ids=["int", "float", "shuffled"])
+def test_integer_exponent_array_in_every_mode(j):
+    t = rng("vander-modes").uniform(-1, 1, 8)
+    check(lambda v: v[:, None] ** j, lambda v: v[:, None] ** torch.tensor(j), [t])
+    check(lambda v: xp.power(v[:, None], xp.asarray(j)), lambda v: v[:, None] ** torch.tensor(j),
+          [t])   # xp.power with an exponent Tensor (xp.arange's)
+    # the general gather: b not a row against a column of x (x (2, 1, 8), b (6, 1))
+    x = rng("grid").uniform(-1, 1, (2, 1, 8))
+    assert ew.power_by_table(x, j[:, None]) is not None
+    check(lambda v: v ** j[:, None], lambda v: v ** torch.tensor(j)[:, None], [x])
+
+
+def test_integer_exponent_array_compiled_without_power():
     t = rng("vander-modes").uniform(-1, 1, 8)
     j = np.arange(6)
-    check(lambda v: v[:, None] ** j, lambda v: v[:, None] ** torch.tensor(j), [t])
     compiled = engine_compile(lambda v: (v[:, None] ** j).sum(), wrt=(0,))
     compiled(t)
     assert "cumprod" in compiled.source and "**" not in compiled.source

@@ -431,13 +431,14 @@ def power_by_table(x, b):
     table = np.concatenate([np.ones(x.shape + (1,), dtype),
                             np.cumprod(np.broadcast_to(x[..., None], x.shape + (m,)), axis=-1)],
                            axis=-1)
+    column = np.abs(b).astype(np.intp)   # (a float exponent array's integers as indices)
     if b.ndim == 1 and len(shape) == x.ndim and x.shape[-1:] == (1,):
         # x[:, None] ** b: one row of the table per x, its columns picked by b
         table = table.reshape(x.shape[:-1] + (m + 1,))
-        out = table if np.array_equal(b, np.arange(m + 1)) else np.take(table, np.abs(b), axis=-1)
+        out = table if np.array_equal(b, np.arange(m + 1)) else np.take(table, column, axis=-1)
     else:   # each output's row of the table (its x) and column (its |b|), as one flat index
         rows = np.broadcast_to(np.arange(x.size).reshape(x.shape), shape)
-        flat = rows * (m + 1) + np.broadcast_to(np.abs(b).astype(np.intp), shape)
+        flat = rows * (m + 1) + np.broadcast_to(column, shape)
         out = np.take(table.reshape(-1), flat)
     negative = np.broadcast_to(b < 0, shape)
     if negative.any():
