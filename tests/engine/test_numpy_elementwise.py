@@ -432,3 +432,16 @@ def test_round_to_decimals_is_numpys_with_zero_gradient_eager_and_compiled(decim
     np.testing.assert_allclose(g, np.round(x, decimals), rtol=1e-15)
     with pytest.raises(TypeError, match="decimals must be an int"):
         xp.round(Tensor(x), 1.5)
+
+
+def test_integer_power_backward_reuses_the_forwards_lower_power_once():
+    x = rng("lower").uniform(-1.5, 1.5, 256)
+    t = Tensor(x, requires_grad=True)
+    y = t ** 9
+    assert y.grad_fn._lower is not None   # x ** 8, from the forward's products
+    (g1,) = autograd.grad(y.sum(), [t], retain_graph=True)
+    assert y.grad_fn._lower is None        # freed after its one use
+    (g2,) = autograd.grad(y.sum(), [t])    # a retained graph's second backward recomputes it
+    np.testing.assert_allclose(g1.data, g2.data, rtol=1e-14)
+    np.testing.assert_allclose(g1.data, 9 * x ** 8.0, rtol=16 * 2.0 ** -52)
+    assert (Tensor(x) ** 9).grad_fn is None   # not recorded: nothing kept

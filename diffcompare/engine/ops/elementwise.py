@@ -317,14 +317,23 @@ class Pow(Function):
     exponent 0 (a**0 is constant, also at a = 0).
     """
 
+    _lower = None   # a ** (k - 1), kept by a forward that multiplied (see power_with_lower)
+
     def forward(self, a, exponent):
         self.exponent = exponent
         self.save_for_backward(self=a)
+        if self.needs_input_grad:
+            out, self._lower = power_with_lower(a.data, exponent)
+            return out
         return power(a.data, exponent)
 
     def backward(self, g):
         e = self.exponent
         a = self.saved_value("self")
+        lower = self._lower
+        if lower is not None and type(a) is not Tensor:   # (create_graph records a ** (e - 1))
+            self._lower = None   # used once: freed with the graph's first backward (a retained
+            return g * (lower * e)   # graph's next backward computes a ** (e - 1) again)
         if e == 2:   # the common square: no power at all.  (g * 2) * a equals g * (a * 2)
             if type(g) is np.ndarray and g.size >= _LARGE_GRAD and _broadcast_last(g, a):
                 # g spread along the last axis (sum(d ** 2, axis=-1)'s backward): NumPy's loop
@@ -362,25 +371,52 @@ def power(x, exponent):
     if type(x) is Tensor:
         return x ** exponent
     k = _integral(exponent)
-    if k is None or k in (0, 1, 2, -1) or abs(k) > INT_POW_MAX or x.dtype.kind != "f":
+    if not _multiplies(x, k):
         return x ** exponent
-    n = abs(k)
-    if n > 4:
-        products = n.bit_length() + bin(n).count("1") - 2
-        if x.size < 16 * products or (type(x) is np.ndarray and not x.min() < 0):
-            return x ** exponent
     dtype = np.result_type(x, exponent)   # NumPy's promotion (a float64 scalar exponent, NEP 50)
+    acc = _product_power(x if dtype == x.dtype else x.astype(dtype), abs(k))
+    return 1.0 / acc if k < 0 else acc
+
+
+def power_with_lower(x, exponent):
+    """``(x ** k, x ** (k - 1))`` for an array or Tracer ``x``: where ``power`` multiplies
+    and k >= 3, x**(k-1) by products and x**k as one more (``Pow``'s backward reuses it
+    instead of a second power: the Vandermonde stack of 128 ``t ** j`` 30% quicker);
+    else ``(power(x, exponent), None)``."""
+    k = _integral(exponent)
+    if k is None or k < 3 or not _multiplies(x, k):
+        return power(x, exponent), None
+    dtype = np.result_type(x, exponent)
     if dtype != x.dtype:
         x = x.astype(dtype)
+    lower = _product_power(x, k - 1)
+    return lower * x, lower
+
+
+def _multiplies(x, k) -> bool:
+    """Whether ``power`` computes x ** k by products (see there)."""
+    if k is None or k in (0, 1, 2, -1) or abs(k) > INT_POW_MAX or x.dtype.kind != "f":
+        return False
+    n = abs(k)
+    if n <= 4:
+        return True
+    products = n.bit_length() + bin(n).count("1") - 2
+    if x.size < 16 * products:
+        return False
+    # a Tracer: compiled code multiplies whatever the signs of later inputs
+    return type(x) is not np.ndarray or bool(np.minimum.reduce(x, axis=None) < 0)
+
+
+def _product_power(x, n):
+    """x ** n (n >= 1) by squaring and multiplying: n's binary digits, lowest first."""
     acc, base = None, x
     while True:
         if n & 1:
             acc = base if acc is None else acc * base
         n >>= 1
         if not n:
-            break
+            return acc
         base = base * base
-    return 1.0 / acc if k < 0 else acc
 
 
 INT_POW_MAX = 128       # exponents up to a degree-127 Vandermonde's
@@ -415,7 +451,8 @@ def power_by_table(x, b):
         return None
     shape = np.broadcast_shapes(x.shape, b.shape)
     out_size = int(np.prod(shape))
-    if out_size < INT_POW_MIN_SIZE or (type(x) is np.ndarray and not x.min() < 0):
+    if out_size < INT_POW_MIN_SIZE or (type(x) is np.ndarray
+                                       and not np.minimum.reduce(x, axis=None) < 0):
         return None
     m = np.abs(b).max()
     if not np.isfinite(m) or m > INT_POW_MAX or x.size * (m + 1) > 2 * out_size:
