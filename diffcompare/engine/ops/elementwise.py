@@ -330,10 +330,11 @@ class Pow(Function):
     def backward(self, g):
         e = self.exponent
         a = self.saved_value("self")
-        lower = self._lower
-        if lower is not None and type(a) is not Tensor:   # (create_graph records a ** (e - 1))
-            self._lower = None   # used once: freed with the graph's first backward (a retained
-            return g * (lower * e)   # graph's next backward computes a ** (e - 1) again)
+        # used once, then freed (a retained graph's next backward computes a ** (e - 1) again;
+        # a create_graph backward records it as a Tensor op)
+        lower, self._lower = self._lower, None
+        if lower is not None and type(a) is not Tensor:
+            return g * (lower * e)
         if e == 2:   # the common square: no power at all.  (g * 2) * a equals g * (a * 2)
             if type(g) is np.ndarray and g.size >= _LARGE_GRAD and _broadcast_last(g, a):
                 # g spread along the last axis (sum(d ** 2, axis=-1)'s backward): NumPy's loop
@@ -359,8 +360,8 @@ def power(x, exponent):
     for k = 3, 57 us for k = 127).  So: multiplication for |k| <= 4 (2 products, quicker
     for any base once there are ~100 elements), and for larger |k| where a base is negative
     and the array has at least 16 elements per product (fewer: NumPy's one call is cheaper
-    than the products' per-call overhead, ~0.7 us each).  Compiled code (``x`` a Tracer) decides by size
-    alone and multiplies whatever the signs of later inputs.
+    than the products' per-call overhead, ~0.7 us each).  Compiled code (``x`` a Tracer)
+    decides by size alone and multiplies whatever the signs of later inputs.
 
     Not bit-for-bit NumPy's: within 1 ulp for k = 3, 4 and |k| ulps at most (measured: 4
     ulps for k = 7, 43 for k = 64, 88 for k = 127), about the error a one-ulp change of x
