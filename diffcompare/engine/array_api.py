@@ -47,13 +47,6 @@ def asarray(x, dtype=None) -> Tensor:
     return Tensor(x, dtype=dtype)
 
 
-def square(x):
-    return ops.mul(x, x)
-
-
-def sign(x):
-    """Not differentiated (its derivative is 0 almost everywhere)."""
-    return _constant(np.sign(_data(x)))
 
 
 def zeros(shape, dtype=np.float64):

@@ -7,6 +7,7 @@ operator surface (``methods.py``) sits above both.  Read from the source with
 import ast
 import pathlib
 
+import numpy as np
 import pytest
 
 import diffcompare.engine as E
@@ -134,12 +135,13 @@ def test_table_methods_record_the_table_node_with_torch_argument_order():
     for name, op in ops.OPS.items():
         if op.kind == "unary":
             for method in op.methods:
-                y = getattr(a, method)()
+                with np.errstate(invalid="ignore", divide="ignore"):   # arcsin(2): NaN, as NumPy
+                    y = getattr(a, method)()
                 assert type(y.grad_fn) is op.node, (name, method)
         if op.kind == "binary" and op.node.__name__ != "Matmul":
             for method in op.methods:
                 y = getattr(a.clone(), method)(3.0)
-                assert y.grad_fn.name() == op.node.__name__ + "Backward0", (name, method)
+                assert type(y.grad_fn) is op.node, (name, method)   # (arctan2: Atan2Backward0)
     # reflected: the tensor first for a commuting op (PyTorch records 3 * a as a.mul(3))
     assert (3 * a).grad_fn.next_functions[1] == (None, 0)
     assert (3 - a).grad_fn.next_functions[0] == (None, 0)

@@ -35,6 +35,11 @@ _OPERATOR_UFUNCS = {"add": "add", "sub": "subtract", "mul": "multiply", "truediv
                     "pow": "power", "neg": "negative"}
 _ELEMENTWISE_UFUNCS = {"exp", "log", "sqrt", "sin", "cos", "tanh", "maximum", "minimum", "absolute",
                        "negative", "sign", "add", "subtract", "multiply", "true_divide", "power"}
+# NumPy's wider elementwise math (issue 19): float in, float out, so a dead operand's buffer serves
+_ELEMENTWISE_UFUNCS |= {"exp2", "expm1", "log2", "log10", "log1p", "sinh", "cosh", "tan", "arcsin",
+                        "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "ceil", "floor", "rint",
+                        "trunc", "reciprocal", "cbrt", "deg2rad", "rad2deg", "arctan2", "logaddexp",
+                        "logaddexp2", "remainder", "fmod", "fmax", "fmin", "hypot", "floor_divide"}
 
 
 def _ufunc_of(s):

@@ -476,3 +476,9 @@ def _plain_tuple(func):
 def _key_text(key):
     items = key if isinstance(key, tuple) else (key,)
     return ", ".join("..." if k is Ellipsis else (":" if isinstance(k, slice) else repr(k)) for k in items)
+
+
+# NumPy functions (not ufuncs, which are recorded generically) that the elementwise ops of
+# issue 19 call in their formulas: round/around/fix, sinc, nan_to_num, and cumprod and take
+# for integer exponent arrays (ops.elementwise.power_by_table)
+_NUMPY_FUNCTIONS |= {"round", "around", "fix", "sinc", "nan_to_num", "cumprod", "take"}

@@ -77,12 +77,12 @@ cos     = _unary(ew.Cos,     methods="cos",                                     
 tanh    = _unary(ew.Tanh,    methods="tanh",                                     xp="tanh")
 sigmoid = _unary(ew.Sigmoid, methods="sigmoid")   # xp: the contract's (problems/contract.py)
 relu    = _unary(ew.Relu,    methods="relu")
-abs     = _unary(ew.Abs,     methods="abs __abs__",                              xp="abs")
+abs     = _unary(ew.Abs,     methods="abs __abs__ absolute",                     xp="abs absolute fabs")
 clone   = _unary(ew.Clone,   methods="clone")
 add     = _binary(ew.Add,    methods="__add__ __radd__ __iadd__ add_",           xp="add")
 sub     = _binary(ew.Sub,    methods="__sub__ __rsub__ __isub__ sub_",           xp="subtract")
 mul     = _binary(ew.Mul,    methods="__mul__ __rmul__ __imul__ mul_",           xp="multiply")
-div     = _binary(ew.Div,    methods="__truediv__ __rtruediv__ __itruediv__ div_", xp="divide")
+div     = _binary(ew.Div,    methods="__truediv__ __rtruediv__ __itruediv__ div_", xp="divide true_divide")
 maximum = _binary(ew.Maximum,                                                    xp="maximum")
 minimum = _binary(ew.Minimum,                                                    xp="minimum")
 matmul  = _binary(Matmul,    methods="__matmul__ __rmatmul__ matmul",            xp="matmul")
@@ -311,6 +311,92 @@ def where(condition, a, b):
 def astype(x, dtype):
     x = as_tensor(x)
     return x if x.dtype == np.dtype(dtype) else ew.AsType.apply(x, dtype=np.dtype(dtype))
+
+
+# NumPy's elementwise math (issue 19).  Formulas and node names: torch's (ops/elementwise.py).
+exp2       = _unary(ew.Exp2,       methods="exp2",                    xp="exp2")
+expm1      = _unary(ew.Expm1,      methods="expm1",                   xp="expm1")
+log2       = _unary(ew.Log2,       methods="log2",                    xp="log2")
+log10      = _unary(ew.Log10,      methods="log10",                   xp="log10")
+log1p      = _unary(ew.Log1p,      methods="log1p",                   xp="log1p")
+sinh       = _unary(ew.Sinh,       methods="sinh",                    xp="sinh")
+cosh       = _unary(ew.Cosh,       methods="cosh",                    xp="cosh")
+tan        = _unary(ew.Tan,        methods="tan",                     xp="tan")
+arcsin     = _unary(ew.Arcsin,     methods="arcsin asin",             xp="arcsin asin")
+arccos     = _unary(ew.Arccos,     methods="arccos acos",             xp="arccos acos")
+arctan     = _unary(ew.Arctan,     methods="arctan atan",             xp="arctan atan")
+arcsinh    = _unary(ew.Arcsinh,    methods="arcsinh asinh",           xp="arcsinh asinh")
+arccosh    = _unary(ew.Arccosh,    methods="arccosh acosh",           xp="arccosh acosh")
+arctanh    = _unary(ew.Arctanh,    methods="arctanh atanh",           xp="arctanh atanh")
+ceil       = _unary(ew.Ceil,       methods="ceil",                    xp="ceil")
+floor      = _unary(ew.Floor,      methods="floor",                   xp="floor")
+rint       = _unary(ew.Rint,                                          xp="rint")
+trunc      = _unary(ew.Trunc,      methods="trunc fix",               xp="trunc fix")
+sign       = _unary(ew.Sign,       methods="sign",                    xp="sign")
+deg2rad    = _unary(ew.Deg2Rad,    methods="deg2rad",                 xp="deg2rad radians")
+rad2deg    = _unary(ew.Rad2Deg,    methods="rad2deg",                 xp="rad2deg degrees")
+reciprocal = _unary(ew.Reciprocal, methods="reciprocal",              xp="reciprocal")
+sinc       = _unary(ew.Sinc,       methods="sinc",                    xp="sinc")
+cbrt       = _unary(ew.Cbrt,                                          xp="cbrt")
+arctan2    = _binary(ew.Arctan2,   methods="arctan2 atan2",           xp="arctan2 atan2")
+logaddexp  = _binary(ew.Logaddexp, methods="logaddexp",               xp="logaddexp")
+logaddexp2 = _binary(ew.Logaddexp2, methods="logaddexp2",             xp="logaddexp2")
+remainder  = _binary(ew.Remainder, methods="__mod__ __rmod__ __imod__ remainder remainder_",
+                     xp="remainder mod")
+fmod       = _binary(ew.Fmod,      methods="fmod fmod_",              xp="fmod")
+fmax       = _binary(ew.Fmax,      methods="fmax",                    xp="fmax")
+fmin       = _binary(ew.Fmin,      methods="fmin",                    xp="fmin")
+hypot      = _binary(ew.Hypot,     methods="hypot",                   xp="hypot")
+imag       = _unary(ew.Imag,                                          xp="imag")   # zeros; complex refused
+
+
+@register(methods="square", xp="square")
+def square(x):
+    """``x * x`` as torch's ``square``: ``a ** 2``, its ``PowBackward0`` node (and fast path)."""
+    return ew.Pow.apply(as_tensor(x), exponent=2)
+
+
+@register(methods="round", xp="round around")
+def round(x, decimals=0):
+    """NumPy's ``round`` (halves to even); zero gradient (``RoundBackward0``, or 1 with decimals)."""
+    if not isinstance(decimals, (int, np.integer)) or isinstance(decimals, bool):
+        raise TypeError(f"round: decimals must be an int (the number of decimal places; negative "
+                        f"rounds to tens, hundreds...), not {decimals!r}.")
+    return ew.Round.apply(as_tensor(x), decimals=int(decimals))
+
+
+@register(methods="nan_to_num", xp="nan_to_num")
+def nan_to_num(x, nan=0.0, posinf=None, neginf=None):
+    """NaN -> ``nan``, +-inf -> ``posinf`` / ``neginf`` (the dtype's largest finite numbers by
+    default).  The gradient passes where x is finite, 0 where an element was replaced."""
+    return ew.NanToNum.apply(as_tensor(x), nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _refuse_complex(x, what):
+    x = as_tensor(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"{what} of a complex array: the engine differentiates real arrays "
+                        "only; keep the real and imaginary parts as two real arrays.")
+    return x
+
+
+@register(methods="positive", xp="positive")
+def positive(x):
+    """``+x``: ``x`` itself (no node, as torch's ``positive``); composed, no backward of its own."""
+    return as_tensor(x)
+
+
+@register(xp="real")
+def real(x):
+    """The real part of a real array: ``x`` itself (torch's ``real``); complex input is refused."""
+    return _refuse_complex(x, "real")
+
+
+@register(methods="conj conjugate", xp="conj conjugate")
+def conj(x):
+    """The complex conjugate of a real array: ``x`` itself (torch's ``conj``); complex input is
+    refused."""
+    return _refuse_complex(x, "conj")
 
 
 # --- reductions -------------------------------------------------------------------

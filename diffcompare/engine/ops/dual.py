@@ -121,6 +121,21 @@ def cos(x):
     return _recorded["cos"].apply(x) if _is_tensor(x) else np.cos(x)
 
 
+def _helper(name: str, array_fn):
+    """The helper ``name``: the op's Function on a Tensor, ``array_fn`` on anything else."""
+    def helper(x):
+        return _recorded[name].apply(x) if _is_tensor(x) else array_fn(x)
+
+    helper.__name__ = helper.__qualname__ = name
+    return helper
+
+
+sqrt = _helper("sqrt", np.sqrt)
+sinh = _helper("sinh", np.sinh)
+cosh = _helper("cosh", np.cosh)
+exp2 = _helper("exp2", np.exp2)
+
+
 def where(mask: np.ndarray, x, y=0.0):
     """``x`` where the constant boolean ``mask`` holds, else ``y`` (a number)."""
     if _is_tensor(x):
