@@ -477,6 +477,12 @@ def round(x, decimals=0):      # noqa: A001 -- NumPy's name
     return torch.round(_floating(x), decimals=decimals)
 
 
+rint = around = round
+fix = trunc                    # NumPy's fix rounds toward zero, as trunc
+# the array API's spellings of the inverse functions
+asin, acos, atan, asinh, acosh, atanh, atan2 = arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2
+
+
 def reciprocal(x):
     """``1/x``; integers give float64 as NumPy's float result (torch's gives float32)."""
     return 1 / _floating(x)
@@ -547,6 +553,38 @@ def var(x, axis=None, ddof=0, keepdims=False):
 def std(x, axis=None, ddof=0, keepdims=False):
     """NumPy's ``std`` (``ddof=0`` by default)."""
     return _compat.std(asarray(x), axis=axis, correction=ddof, keepdims=keepdims)
+
+
+def nansum(x, axis=None, keepdims=False):
+    """NumPy's ``nansum``: NaNs count as zero (``torch.nansum`` over NumPy's axes)."""
+    x = asarray(x)
+    return torch.nansum(x, dim=_axes(axis, x.ndim), keepdim=keepdims)
+
+
+def nanmean(x, axis=None, keepdims=False):
+    """NumPy's ``nanmean``: the mean of the non-NaN elements."""
+    x = asarray(x)
+    return torch.nanmean(x, dim=_axes(axis, x.ndim), keepdim=keepdims)
+
+
+def average(x, axis=None, weights=None):
+    """NumPy's ``average``: the mean, or ``sum(x w) / sum(w)`` with ``weights`` (the same
+    shape as ``x``, or 1-D along ``axis``)."""
+    x = asarray(x)
+    if weights is None:
+        return torch.mean(x, dim=_axes(axis, x.ndim))
+    w = asarray(weights)
+    if w.ndim == 1 and x.ndim > 1:
+        if axis is None:
+            raise TypeError("average: 1-D weights need an axis (as NumPy).")
+        w = w.reshape([-1 if d == axis % x.ndim else 1 for d in range(x.ndim)])
+    dims = _axes(axis, x.ndim)
+    return torch.sum(x * w, dim=dims) / torch.sum(torch.broadcast_to(w, x.shape), dim=dims)
+
+
+def take_along_axis(arr, indices, axis):
+    """NumPy's ``take_along_axis`` (``torch.take_along_dim``; ``axis=None`` flattens)."""
+    return torch.take_along_dim(asarray(arr), torch.as_tensor(indices), dim=axis)
 
 
 def cumsum(x, axis=None):

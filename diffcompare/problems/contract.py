@@ -32,7 +32,7 @@ raises ``MissingName`` (an ``AttributeError``) naming the name, the namespace an
 >>> namespace(array_api).fft
 Traceback (most recent call last):
 ...
-diffcompare.problems.contract.MissingName: xp.fft is not available on the engine (diffcompare.engine.array_api): it is not in diffcompare's xp contract; use the names in diffcompare.problems.contract.NAMES (abs, add, amax, ...).
+diffcompare.problems.contract.MissingName: xp.fft is not available on the engine (diffcompare.engine.array_api): it is not in diffcompare's xp contract; use the names in diffcompare.problems.contract.NAMES (abs, absolute, add, ...).
 
 Names outside the contract that a namespace has (``np.fft`` on NumPy) still work there,
 so a problem meant for one method is not refused; ``tests/problems/test_contract.py`` checks
