@@ -26,7 +26,395 @@ import numpy as np
 from .viz.libs import Lib, libs
 
 __all__ = ["Record", "Line", "Example", "Row", "EXAMPLES", "QUESTIONS", "get", "run", "side_by_side",
-           "fmt"]
+           "fmt", "ThreadCode", "THREAD_CODE", "CodeRow", "run_code", "run_blocks", "compare_code",
+           "same_output", "get_code"]
+
+
+# --------------------------------------------------------------------------- the threads' own code
+
+
+@dataclasses.dataclass(frozen=True)
+class ThreadCode:
+    """A code block of a seed thread, character for character (``code``), with what it
+    assumes but the thread does not show (``setup``) and what we print to see what it
+    computed (``check``), both ours and shown as ours.  ``repl``: the block is a
+    ``>>>`` session, run as the interpreter runs it (each expression's value echoed); its
+    non-prompt lines are what the thread printed."""
+
+    key: str
+    seed: str
+    title: str
+    code: str
+    setup: str = ""
+    check: str = ""
+    note: str = ""
+
+    @property
+    def repl(self) -> bool:
+        return self.code.lstrip().startswith(">>>")
+
+    def statements(self) -> list:
+        """``(source, what the thread printed for it)`` for each statement of ``code``."""
+        if not self.repl:
+            return [(src, _printed_in_comment(src)) for src in _split(self.code)]
+        out, cur, printed = [], None, []
+        for line in self.code.splitlines():
+            if line.startswith(">>>") or line.startswith("..."):
+                body = line[4:] if len(line) > 3 else ""
+                if line.startswith("...") and cur is not None:
+                    cur += "\n" + body
+                    continue
+                if cur is not None:
+                    out.append((cur, "\n".join(printed)))
+                cur, printed = body, []
+            elif cur is not None:
+                printed.append(line)
+        if cur is not None:
+            out.append((cur, "\n".join(printed)))
+        return [(src, pr) for src, pr in out if src.strip()]
+
+
+def _split(code: str) -> list:
+    """The top-level statements of ``code``, each with the comments and blank lines above
+    it (comments after the last go with the last)."""
+    import ast
+
+    if not code.strip():
+        return []
+    lines = code.splitlines()
+    body = ast.parse(code).body
+    if not body:
+        return [code]
+    cuts = [0] + [a.end_lineno for a, b in zip(body, body[1:]) if b.lineno > a.end_lineno]
+    cuts.append(len(lines))
+    return ["\n".join(lines[a:b]).strip("\n") for a, b in zip(cuts, cuts[1:])]
+
+
+def _printed_in_comment(src: str) -> str:
+    """``print(a.grad) # tensor([3.])``: the thread wrote the output in the comment."""
+    import re
+
+    m = re.search(r"^print\(.*\)\s*#\s*(tensor\(.*\))\s*$", src.strip().splitlines()[-1])
+    return m.group(1) if m else ""
+
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """What one statement printed: ``lines``, or the exception it raised (``error``);
+    ``ran`` is False for a statement after an error in a script."""
+
+    lines: tuple
+    error: str = ""
+    ran: bool = True
+
+    @property
+    def text(self) -> str:
+        if not self.ran:
+            return "(not run: an earlier line failed)"
+        return "\n".join(self.lines + ((self.error,) if self.error else ()))
+
+
+def run_code(block: ThreadCode, library: str) -> list:
+    """Run ``block`` (setup, the thread's code, our check) on ``library`` — ``"engine"``
+    (``import torch`` gives :mod:`diffcompare.engine.torch`) or ``"torch"`` (PyTorch) —
+    and return ``(part, source, Output)`` per statement.  Whatever the code prints is
+    captured; the ``>>>`` session echoes each expression's value as the interpreter does."""
+    import contextlib
+    import io
+    import sys
+
+    from .engine import torch as face
+
+    ns: dict = {"__name__": "__thread__"}
+    rows, failed = [], False
+    face_ctx = face.as_torch() if library == "engine" else contextlib.nullcontext()
+    with face_ctx, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if library == "engine":
+            face.manual_seed(0)
+        parts = [("setup", src, "") for src in _split(block.setup)]
+        parts += [("thread", src, printed) for src, printed in block.statements()]
+        parts += [("check", src, "") for src in _split(block.check)]
+        for part, src, _ in parts:
+            if failed and not (block.repl and part == "thread"):
+                rows.append((part, src, Output((), ran=False)))
+                continue
+            buf = io.StringIO()
+            mode = "single" if block.repl and part == "thread" else "exec"
+            error = ""
+            old_hook = sys.displayhook
+            sys.displayhook = lambda v: None if v is None else print(repr(v))
+            try:
+                with contextlib.redirect_stdout(buf):
+                    exec(compile(src + "\n", f"<seed {block.key}>", mode), ns)
+            except Exception as exc:          # the error is what the code shows
+                error = f"{type(exc).__name__}: {exc}"
+                failed = True
+            finally:
+                sys.displayhook = old_hook
+            lines = tuple(buf.getvalue().rstrip("\n").split("\n")) if buf.getvalue() else ()
+            rows.append((part, src, Output(lines, error)))
+    return rows
+
+
+_NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:e[-+]?\d+)?"
+
+
+def same_output(a: str, b: str, rtol: float = 1e-3, atol: float = 1.5e-4) -> bool:
+    """Whether two printed outputs agree: the same text around the numbers, each number
+    written the same way (fixed or scientific, as many decimals: float32 printed as
+    float32) and equal to ``rtol``/``atol`` (a last printed digit may round differently).
+    An exception agrees with one of the same type whose message it starts with (the
+    engine's may add what to do).
+
+    >>> same_output("tensor([0.5000, 0.2929])", "tensor([0.5000, 0.2930])")
+    True
+    >>> same_output("tensor([0.5000])", "tensor([0.5000], dtype=torch.float64)")
+    False
+    >>> same_output("tensor(3.)", "tensor(3.0000)")
+    False
+    """
+    import math
+    import re
+
+    if a == b:
+        return True
+    la, lb = a.split("\n"), b.split("\n")
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb):
+        ex, ey = re.match(r"^(\w+(?:Error|Exception)): (.*)$", x), re.match(r"^(\w+(?:Error|Exception)): (.*)$", y)
+        if ex or ey:
+            if not (ex and ey and ex.group(1) == ey.group(1)
+                    and (ex.group(2).startswith(ey.group(2)) or ey.group(2).startswith(ex.group(2)))):
+                return False
+            continue
+        if re.sub(_NUMBER, "#", x) != re.sub(_NUMBER, "#", y):
+            return False
+        for u, v in zip(re.findall(_NUMBER, x), re.findall(_NUMBER, y)):
+            shape_u, shape_v = re.sub(r"\d", "d", u.lstrip("+-")), re.sub(r"\d", "d", v.lstrip("+-"))
+            if ("e" in u) != ("e" in v) or ("." in u) != ("." in v) or \
+                    len(u.split(".")[-1]) != len(v.split(".")[-1]) and "." in u:
+                return False
+            if not math.isclose(float(u), float(v), rel_tol=rtol, abs_tol=atol):
+                return False
+            del shape_u, shape_v
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeRow:
+    """One statement and its output on each library; ``same`` is None without torch."""
+
+    part: str                      # "setup", "thread" or "check"
+    source: str
+    engine: str
+    torch: str | None
+    same: bool | None
+    thread: str = ""               # what the thread printed for it, where it shows that
+    note: str = ""                 # why they differ, where that is known
+
+
+def compare_code(block: ThreadCode, runs: dict | None = None) -> list:
+    """``block`` on the engine's torch face and on PyTorch (when installed), statement by
+    statement, each output flagged where the two differ."""
+    runs = runs or run_blocks(block)
+    eng, tor = runs["engine"], runs.get("torch")
+    printed = dict(block.statements())
+    rows = []
+    for k, (part, src, out) in enumerate(eng):
+        other = tor[k][2].text if tor else None
+        same = None if other is None else same_output(out.text, other)
+        note = next((why for (key, start), why in KNOWN_CODE_DIFFERENCES.items()
+                     if key == block.key and src.lstrip().startswith(start)), "") if same is False else ""
+        rows.append(CodeRow(part, src, out.text, other, same,
+                            printed.get(src, "") if part == "thread" else "", note))
+    return rows
+
+
+def run_blocks(block: ThreadCode) -> dict:
+    """``{"engine": rows, "torch": rows}`` (torch only where it is installed)."""
+    out = {"engine": run_code(block, "engine")}
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return out
+    out["torch"] = run_code(block, "torch")
+    return out
+
+
+THREAD_CODE = (
+    ThreadCode("000-reciprocal", "000", "the mean of 1/T over a batch T = 1..10", """\
+>>> import torch
+>>> torch.__version__
+'1.9.0'
+>>> T = torch.arange (10.) + 1.
+>>> T.requires_grad = True
+>>> T
+tensor([ 1.,  2.,  3.,  4.,  5.,  6.,  7.,  8.,  9., 10.], requires_grad=True)
+>>> scalar_result = (1 / T).mean()
+>>> scalar_result
+tensor(0.2929, grad_fn=<MeanBackward0>)
+>>> scalar_result.backward()
+>>> T.grad
+tensor([-0.1000, -0.0250, -0.0111, -0.0063, -0.0040, -0.0028, -0.0020, -0.0016,
+        -0.0012, -0.0010])"""),
+    ThreadCode("000-product", "000", "y = x·w, L = y.mean(), with retain_grad", """\
+>>> import torch
+>>> torch.__version__
+'1.9.0'
+>>>
+>>> w = torch.tensor ([2.], requires_grad = True)  # "requires_grad = True" leaf tensor
+>>> x = torch.tensor ([1., 2.])                    # "requires_grad = False" leaf tensor
+>>> y = torch.mul (x, w)                           # non-leaf tensor (same as x * w)
+>>> L = y.mean()                                   # root (non-leaf) final result
+>>>
+>>> y.retain_grad()                                # so we can examine y.grad
+>>> L.retain_grad()                                # so we can examine L.grad
+>>>
+>>> w
+tensor([2.], requires_grad=True)
+>>> x
+tensor([1., 2.])
+>>> y
+tensor([2., 4.], grad_fn=<MulBackward0>)
+>>> L
+tensor(3., grad_fn=<MeanBackward0>)
+>>>
+>>> L.backward (retain_graph = True)
+>>>
+>>> L.grad   # unit "seed" to start chain rule
+tensor(1.)
+>>> y.grad   # [dL / dy_0, dL / dy_1]
+tensor([0.5000, 0.5000])
+>>> x.grad   # None, because x is a leaf with requires_grad = False
+>>> w.grad   # [dL / dw] = sum_i {dL / dy_i * dy_i / dw}
+tensor([1.5000])"""),
+    ThreadCode("001-lin-grad", "001", "a linear layer's backward by hand: inp.g, w.g, b.g", """\
+# grad of matmul with respect to input
+inp.g = out.g @ w.t()
+w.g = (inp.unsqueeze(-1) * out.g.unsqueeze(1)).sum(0)
+b.g = out.g.sum(0)""",
+               setup="""\
+import torch
+# the lesson's layer out = inp @ w + b on a batch of 4, loss = out.mean(),
+# with out.g = dloss/dout as the lesson's mse_grad would leave it
+inp = torch.linspace(0.1, 1.2, 12).view(4, 3)
+w = torch.linspace(-0.5, 0.7, 6).view(3, 2)
+b = torch.tensor([0.1, -0.2])
+out = inp @ w + b
+out.g = torch.ones(4, 2) / 8""",
+               check="""\
+print(inp.g)
+print(w.g)
+print(b.g)
+# the same gradients from autograd
+inp.requires_grad_(); w.requires_grad_(); b.requires_grad_()
+(inp @ w + b).mean().backward()
+print(torch.allclose(inp.g, inp.grad), torch.allclose(w.g, w.grad), torch.allclose(b.g, b.grad))""",
+               note="The thread shows only these lines; the setup (ours) makes the layer they "
+                    "differentiate, and the check prints what they computed next to autograd's "
+                    "gradients."),
+    ThreadCode("002-original", "002", "the question's code: y.backward(gradients)", """\
+gradients = torch.FloatTensor([0.1, 1.0, 0.0001])
+y.backward(gradients)
+print(x.grad)""",
+               setup="""\
+import torch
+# the old PyTorch tutorial the question quotes (it started from torch.randn(3)):
+x = torch.ones(3, requires_grad=True)
+y = x * 2
+while (y.detach() ** 2).sum().sqrt() < 1000:
+    y = y * 2""",
+               note="The question quotes three lines of a tutorial; the setup (ours) is that "
+                    "tutorial's y = x·2ᵏ, from ones instead of random numbers."),
+    ThreadCode("002-example-1", "002", "Example 1: a vector y, y.backward(gradients)", """\
+a = torch.tensor([1.0, 2.0, 3.0], requires_grad = True)
+b = torch.tensor([3.0, 4.0, 5.0], requires_grad = True)
+c = torch.tensor([6.0, 7.0, 8.0], requires_grad = True)
+y=3*a + 2*b*b + torch.log(c)
+gradients = torch.FloatTensor([0.1, 1.0, 0.0001])
+y.backward(gradients,retain_graph=True)
+print(a.grad) # tensor([3.0000e-01, 3.0000e+00, 3.0000e-04])
+print(b.grad) # tensor([1.2000e+00, 1.6000e+01, 2.0000e-03])
+print(c.grad) # tensor([1.6667e-02, 1.4286e-01, 1.2500e-05])""", setup="import torch"),
+    ThreadCode("002-example-2", "002", "Example 2: scalars, y.backward()", """\
+a = torch.tensor(0.1, requires_grad = True)
+b = torch.tensor(1.0, requires_grad = True)
+c = torch.tensor(0.1, requires_grad = True)
+y=3*a + 2*b*b + torch.log(c)
+y.backward()
+print(a.grad) # tensor(3.)
+print(b.grad) # tensor(4.)
+print(c.grad) # tensor(10.)""", setup="import torch"),
+    ThreadCode("002-example-3", "002", "Example 3: torch.empty with pin_memory=True", """\
+a = torch.empty(1, requires_grad = True, pin_memory=True)
+b = torch.empty(1, requires_grad = True, pin_memory=True)
+c = torch.empty(1, requires_grad = True, pin_memory=True)
+y=3*a + 2*b*b + torch.log(c)
+gradients = torch.FloatTensor([0.1, 1.0, 0.0001])
+y.backward(gradients)
+print(a.grad) # tensor([3.3003])
+print(b.grad) # tensor([0.])
+print(c.grad) # tensor([inf])""", setup="import torch",
+               note="Pinned memory needs an accelerator: without one PyTorch refuses, and so "
+                    "does the engine (it has none). The thread's values came from uninitialised "
+                    "memory."),
+    ThreadCode("002-example-4", "002", "Example 4: gradients accumulate over two backward calls", """\
+a = torch.tensor(1.0, requires_grad = True)
+b = torch.tensor(1.0, requires_grad = True)
+c = torch.tensor(1.0, requires_grad = True)
+y=3*a + 2*b*b + torch.log(c)
+y.backward(retain_graph=True)
+y.backward()
+print(a.grad) # tensor(6.)
+print(b.grad) # tensor(8.)
+print(c.grad) # tensor(2.)""", setup="import torch"),
+    ThreadCode("002-variable", "002", "one-hot gradient arguments pick rows of the Jacobian", """\
+from torch.autograd import Variable
+import torch
+x = Variable(torch.FloatTensor([[1, 2, 3, 4]]), requires_grad=True)
+z = 2*x
+loss = z.sum(dim=1)
+# do backward for first element of z
+z.backward(torch.FloatTensor([[1, 0, 0, 0]]), retain_graph=True)
+print(x.grad.data)
+x.grad.data.zero_() #remove gradient in x.grad, or it will be accumulated
+# do backward for second element of z
+z.backward(torch.FloatTensor([[0, 1, 0, 0]]), retain_graph=True)
+print(x.grad.data)
+x.grad.data.zero_()
+# do backward for all elements of z, with weight equal to the derivative of
+# loss w.r.t z_1, z_2, z_3 and z_4
+z.backward(torch.FloatTensor([[1, 1, 1, 1]]), retain_graph=True)
+print(x.grad.data)
+x.grad.data.zero_()
+# or we can directly backprop using loss
+loss.backward() # equivalent to loss.backward(torch.FloatTensor([1.0]))
+print(x.grad.data)""",
+               note="On the engine a tensor's .data is its NumPy array, not a tensor: it prints "
+                    "as NumPy does and has no zero_(). Write x.grad.zero_() there (and in "
+                    "PyTorch, where .data is discouraged)."),
+)
+
+#: Where the engine's torch face and PyTorch print differently on purpose:
+#: (block key, start of the statement) -> why.
+KNOWN_CODE_DIFFERENCES = {
+    ("000-reciprocal", "torch.__version__"): "a version string: the engine's face names itself",
+    ("000-product", "torch.__version__"): "a version string: the engine's face names itself",
+    ("002-variable", "# do backward for first element of z"):
+        "the engine's .data is a NumPy array (printed as NumPy prints, no zero_()); "
+        "write x.grad.zero_() — see diffcompare.engine.torch",
+    ("002-variable", "x.grad.data.zero_()"):
+        "the engine's .data is a NumPy array (no zero_()); write x.grad.zero_()",
+}
+
+
+def get_code(key: str) -> ThreadCode:
+    for block in THREAD_CODE:
+        if block.key == key:
+            return block
+    raise KeyError(f"no seed thread code {key!r}; known: {', '.join(b.key for b in THREAD_CODE)}")
 
 
 # --------------------------------------------------------------------------- recording
