@@ -846,4 +846,21 @@ def test_seed_module_draws_graphs_before_backward_frees_them():
     rec = S.run(S.get("003-unbind"), libs.engine())      # e.backward() runs after the graph is recorded
     g = rec.graphs[0]
     assert "(released)" not in g.svg and "self = b" in g.svg and "other = c" in g.svg
-    assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 32 bytes saved"
+    assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 16 bytes saved"   # float32
+
+
+def test_seed_module_examples_are_pytorch_code_that_runs_as_is_on_both():
+    import re
+
+    import diffcompare.engine.torch as face
+
+    torch = pytest.importorskip("torch")
+    for ex in S.EXAMPLES:
+        assert ex.code.startswith("import torch\n") and not re.search(r"\bnp\.", ex.code), ex.key
+        ns = {}
+        exec(ex.code, ns)
+        assert all(v.dtype != torch.float64 for v in ns.values() if isinstance(v, torch.Tensor))
+        with face.as_torch():
+            ns = {}
+            exec(ex.code, ns)
+        assert all(v.dtype != np.float64 for v in ns.values() if isinstance(v, Tensor)), ex.key
