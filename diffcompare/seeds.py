@@ -614,7 +614,7 @@ def linear_layer(torch, rec: Record):
     rec.next_functions("out.grad_fn.next_functions", out.grad_fn)
     b2_mean = b2.grad.clone()
     b2.grad = None
-    torch.nn.functional.mse_loss(a1 @ w2 + b2, target, reduction="sum").backward()
+    torch.nn.functional.mse_loss(a1 @ w2 + b2, target, reduction="sum").backward(retain_graph=True)
     rec.value("b2.grad with reduction='sum' ÷ with 'mean'", b2.grad / b2_mean, 4)
     rec.graph("loss = mse(relu(inp @ w1 + b1) @ w2 + b2, target)", loss,
               {inp: "inp", w1: "w1", b1: "b1", w2: "w2", b2: "b2", target: "target",

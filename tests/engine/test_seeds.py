@@ -864,3 +864,19 @@ def test_seed_module_examples_are_pytorch_code_that_runs_as_is_on_both():
             ns = {}
             exec(ex.code, ns)
         assert all(v.dtype != np.float64 for v in ns.values() if isinstance(v, Tensor)), ex.key
+
+
+def test_demo_prints_whole_multi_line_arrays_and_the_threads_code(tmp_path):
+    from diffcompare import demo
+
+    lines = []
+    demo.run(tmp_path, echo=lines.append)
+    out = "\n".join(lines)
+    # every row of a 4×3 gradient, each under the one above (not only the first line)
+    inp_grad = S.run(S.get("001-linear-layer"), libs.engine()).text("inp.grad")
+    assert len(inp_grad.splitlines()) == 4
+    assert "  inp.grad: " + inp_grad.replace("\n", "\n" + " " * len("  inp.grad: ")) in out
+    # the thread's own session, with its two-line T.grad
+    assert "   >>> T = torch.arange (10.) + 1." in out
+    assert ("      -> tensor([-0.1000, -0.0250, -0.0111, -0.0063, -0.0040, -0.0028, -0.0020, -0.0016,\n"
+            "                 -0.0012, -0.0010])") in out
