@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import array_api, autograd, ops
+from . import _tensor_str, array_api, autograd, ops
 from .ops import elementwise as _ew
 from .tensor import _NUMBERS, Tensor, _const, _data
 
@@ -158,10 +158,18 @@ def _mm(self, other):
     return ops.matmul(self, other)
 
 
+def _repr(self):
+    """As PyTorch prints a tensor (``tensor(0.2929, grad_fn=<MeanBackward0>)``); see
+    :mod:`diffcompare.engine._tensor_str` for the rules and the one difference."""
+    return _tensor_str.tensor_repr(self.data, None if self.grad_fn is None else self.grad_fn.name(),
+                                   self._requires_grad)
+
+
 def _torch_methods(cls) -> None:
     """The methods PyTorch code calls that NumPy's names do not cover: dtype casts
     (``float()``, ``double()``, ``to``), ``mm``, and ``mul``/``add``/``sub``/``div`` where the
     ops' table has not given them."""
+    cls.__repr__ = _repr
     cls.float = _astype_method(np.float32)
     cls.double = _astype_method(np.float64)
     cls.half = _astype_method(np.float16)

@@ -351,13 +351,7 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def __repr__(self):
-        """As PyTorch prints a tensor (``tensor(0.2929, grad_fn=<MeanBackward0>)``); see
-        :mod:`diffcompare.engine._tensor_str` for the rules and the one difference."""
-        from ._tensor_str import tensor_repr
-
-        return tensor_repr(self.data, None if self.grad_fn is None else self.grad_fn.name(),
-                           self._requires_grad)
+    # __repr__ (PyTorch's printing, diffcompare.engine._tensor_str) is set by methods.py.
 
 
 class _HookHandle:
