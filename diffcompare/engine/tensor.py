@@ -188,7 +188,12 @@ class Tensor:
                     "differentiation use var_no_grad = var.detach()."
                 )
             return
-        if value and self.data.dtype.kind not in "fc":
+        if value and self.data.dtype.kind == "c":
+            raise RuntimeError(
+                f"the engine differentiates real floating-point tensors only; this one is "
+                f"{self.data.dtype} (PyTorch's complex autograd is not implemented here). "
+                "Split it into real and imaginary parts (two float tensors) to differentiate.")
+        if value and self.data.dtype.kind != "f":
             raise RuntimeError(
                 "Only Tensors of floating point and complex dtype can require gradients "
                 f"(this one is {self.data.dtype}). Convert it first: t.float() or "

@@ -163,3 +163,9 @@ def test_a_missing_name_says_what_to_do():
         face.nn.Linear
     with pytest.raises(RuntimeError, match="CPU only"):
         face.zeros(2, device="cuda")
+
+
+def test_complex_tensors_are_refused_with_a_reason_unlike_pytorch():
+    assert torch.tensor([1 + 1j], requires_grad=True).requires_grad       # PyTorch: allowed
+    with pytest.raises(RuntimeError, match="real floating-point tensors only"):
+        face.tensor([1 + 1j], requires_grad=True)

@@ -42,6 +42,9 @@ Where the face and PyTorch differ (each is what the engine is, not an oversight)
 - Backward node names are the engine's: ``MatmulBackward0`` where PyTorch says
   ``MmBackward0`` for a 2-D ``@``; casts (``.float()``) record ``AsTypeBackward0``, not
   ``ToCopyBackward0``.
+- Complex tensors cannot require gradients (the engine differentiates real tensors only).
+- ``x.shape`` echoes as ``torch.Size([2, 3])`` but ``print(x.shape)`` shows ``(2, 3)``
+  (its ``str`` stays the tuple's, so the engine's messages read as before).
 - Only what the seed threads and the common code around them use is here; any other
   name raises an ``AttributeError`` that says so.
 """
