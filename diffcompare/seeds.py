@@ -406,6 +406,20 @@ print(x.grad.data)""",
                     "PyTorch, where .data is discouraged)."),
 )
 
+#: The threads' code-fenced text that is not run, and why: seed -> what it is.
+NOT_RUN = {
+    "001": "The thread's other code-fenced blocks are formulas, not Python: the forward pass "
+           "written out (f = w[1,1]*x + ... + b), df/dx = w[1,1], dL/db = dL/df * df/db and "
+           "L = [MSE(f(x_1), y_1) + ...] / bs.",
+    "002": "Two inline calls, loss.backward(torch.FloatTensor([1.0, 1.0, 1.0])) and "
+           "loss.backward(torch.FloatTensor([-0.1, 1.0, 0.0001])), are fragments with no loss "
+           "defined; Example 1 runs the same call.",
+    "003": "The post's code is in images, and its one text listing "
+           "(self.optimizer.add_param_group(...)) is a fragment of a model's training code that "
+           "the post does not show. The closer looks below rebuild its examples from the prose, "
+           "as PyTorch code.",
+}
+
 #: Where the engine's torch face and PyTorch print differently on purpose:
 #: (block key, start of the statement) -> why.
 KNOWN_CODE_DIFFERENCES = {

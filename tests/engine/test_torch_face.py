@@ -169,3 +169,9 @@ def test_complex_tensors_are_refused_with_a_reason_unlike_pytorch():
     assert torch.tensor([1 + 1j], requires_grad=True).requires_grad       # PyTorch: allowed
     with pytest.raises(RuntimeError, match="real floating-point tensors only"):
         face.tensor([1 + 1j], requires_grad=True)
+
+
+def test_squeeze_function_follows_pytorch_on_a_dim_of_size_other_than_one():
+    x = face.ones(2, 1)
+    assert face.squeeze(x, 0).shape == torch.squeeze(torch.ones(2, 1), 0).shape == (2, 1)
+    assert face.squeeze(x, 1).shape == (2,)

@@ -113,3 +113,9 @@ def test_thread_code_flags_each_differing_statement(body):
     assert engine == "[[2. 0. 0. 0.]]" and torch_out == "tensor([[2., 0., 0., 0.]])"
     # the closer looks are PyTorch code too: float32, pasteable
     assert "import torch\nw = torch.tensor([2.], requires_grad=True)" in body
+
+
+def test_what_is_not_run_is_said(body):
+    block = body.split('id="seed-003"', 1)[1]
+    assert "Not run: The post's code is in images" in block
+    assert "Not run: The thread's other code-fenced blocks are formulas" in body

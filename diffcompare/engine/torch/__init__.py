@@ -42,6 +42,8 @@ Where the face and PyTorch differ (each is what the engine is, not an oversight)
 - Backward node names are the engine's: ``MatmulBackward0`` where PyTorch says
   ``MmBackward0`` for a 2-D ``@``; casts (``.float()``) record ``AsTypeBackward0``, not
   ``ToCopyBackward0``.
+- ``x.squeeze(d)`` on a dim whose size is not 1 raises (the engine's NumPy rule) where
+  PyTorch returns ``x`` unchanged; ``torch.squeeze(x, d)`` follows PyTorch.
 - Complex tensors cannot require gradients (the engine differentiates real tensors only).
 - ``x.shape`` echoes as ``torch.Size([2, 3])`` but ``print(x.shape)`` shows ``(2, 3)``
   (its ``str`` stays the tuple's, so the engine's messages read as before).
@@ -498,7 +500,10 @@ def reshape(input, shape):
 
 
 def squeeze(input, dim=None):
-    return input.squeeze(dim) if dim is not None else input.squeeze()
+    """PyTorch's rule: a ``dim`` whose size is not 1 leaves ``input`` as it is."""
+    if dim is None:
+        return input.squeeze()
+    return input.squeeze(dim) if input.shape[dim] == 1 else input
 
 
 def unsqueeze(input, dim):

@@ -179,14 +179,14 @@ def build(data=None) -> Section:
             else:
                 examples.append(example_data(ex, recs))
         questions.append({"seed": seed, "label": f"seed {seed}", "question": QUESTIONS[seed], "answer": ans[seed],
-                          "blocks": blocks, "examples": examples, "extra": _compiled_seed_001() if seed == "001" else None})
+                          "blocks": blocks, "not_run": S.NOT_RUN.get(seed), "examples": examples, "extra": _compiled_seed_001() if seed == "001" else None})
     try:
         sym = symbolic_or_numerical()
     except Exception as exc:            # a broken example must not sink the whole report
         sym = join(p("This example failed while the report was built:", class_="warn"),
                    pre(f"{type(exc).__name__}: {exc}", class_="message"))
     questions.append({"seed": "sym", "label": "seeds 002 and 003", "question": QUESTIONS["sym"],
-                      "blocks": [], "examples": [], "extra": sym,
+                      "blocks": [], "not_run": None, "examples": [], "extra": sym,
                       "answer": "Neither: it applies each operation's exact derivative rule to numbers."})
     tl = torch_lib()
     body = render("seeds.html.j2", questions=questions, torch_version=tl.version if tl else None,
