@@ -201,14 +201,17 @@ def same_output(a: str, b: str, rtol: float = 1e-3, atol: float = 1.5e-4) -> boo
         if re.sub(_NUMBER, "#", x) != re.sub(_NUMBER, "#", y):
             return False
         for u, v in zip(re.findall(_NUMBER, x), re.findall(_NUMBER, y)):
-            shape_u, shape_v = re.sub(r"\d", "d", u.lstrip("+-")), re.sub(r"\d", "d", v.lstrip("+-"))
-            if ("e" in u) != ("e" in v) or ("." in u) != ("." in v) or \
-                    len(u.split(".")[-1]) != len(v.split(".")[-1]) and "." in u:
+            if _written(u) != _written(v):       # fixed vs scientific, decimals: the dtype's print
                 return False
             if not math.isclose(float(u), float(v), rel_tol=rtol, abs_tol=atol):
                 return False
-            del shape_u, shape_v
     return True
+
+
+def _written(number: str) -> tuple:
+    """How a printed number is written: scientific or not, and how many decimals."""
+    mantissa = number.lower().split("e")[0]
+    return ("e" in number.lower(), "." in mantissa, len(mantissa.split(".")[1]) if "." in mantissa else 0)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -215,8 +215,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad=False):
     """``size`` filled with ``fill_value``; the dtype follows the value (float → float32)."""
     if dtype is None:
         dtype = _infer(fill_value).dtype
-    return _filled(fill_value, (size,) if not isinstance(size, (_b.int, _np.integer)) else (size,),
-                   dtype, requires_grad, device)
+    return _filled(fill_value, (size,), dtype, requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False):
@@ -367,12 +366,9 @@ def numel(input) -> _b.int:
 
 # --------------------------------------------------------------------------- functions
 
-def _t(x, like=None):
-    if isinstance(x, _Tensor):
-        return x
-    if like is not None and isinstance(x, (_b.int, _b.float, _np.number)):
-        return x
-    return tensor(x)
+def _t(x):
+    """``x`` as a tensor (a number or list becomes one, as PyTorch's functions take them)."""
+    return x if isinstance(x, _Tensor) else tensor(x)
 
 
 def add(input, other, *, alpha=1):
