@@ -6,7 +6,7 @@
 >>> L = (x * w).mean()
 >>> L.backward()
 >>> w.grad                                     # dL/dw = mean(x)
-tensor([1.5])
+tensor([1.5000])
 """
 from .tensor import Tensor, tensor
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled

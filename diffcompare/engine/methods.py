@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import array_api, autograd, ops
+from . import _tensor_str, array_api, autograd, ops
 from .ops import elementwise as _ew
 from .ops.shape import sort_order
 from .tensor import _NUMBERS, Tensor, _const, _data
@@ -195,6 +195,65 @@ def _repeat(self, *sizes):
     return ops.tile(self, sizes)
 
 
+def _astype_method(dtype):
+    def method(self):
+        return ops.astype(self, dtype)
+    method.__doc__ = f"This tensor as {np.dtype(dtype).name} (differentiable), as PyTorch's."
+    return method
+
+
+def _to(self, *args, **kwargs):
+    """``t.to(dtype)`` (or ``t.to("cpu")``, ``t.to(other)``): a dtype change; the engine has
+    one device, the CPU, so a device argument changes nothing."""
+    dtype = kwargs.get("dtype")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif not (isinstance(a, str) or type(a).__name__ == "device"):
+            dtype = a
+    device = kwargs.get("device")
+    for d in [device, *(a for a in args if isinstance(a, str))]:
+        if d is not None and str(d).split(":")[0] != "cpu":
+            raise RuntimeError(f"the engine runs on the CPU only; it has no device {d!r}. "
+                               "Leave the device out, or use 'cpu'.")
+    return self if dtype is None else ops.astype(self, dtype)
+
+
+def _mm(self, other):
+    """``t.mm(m)``: the product of two matrices (2-D only, as PyTorch's ``mm``)."""
+    if self.ndim != 2 or getattr(other, "ndim", None) != 2:
+        raise RuntimeError(f"mm multiplies two matrices (2-D tensors), got {self.ndim}-D and "
+                           f"{getattr(other, 'ndim', '?')}-D; use matmul (@) for other shapes.")
+    return ops.matmul(self, other)
+
+
+def _repr(self):
+    """As PyTorch prints a tensor (``tensor(0.2929, grad_fn=<MeanBackward0>)``); see
+    :mod:`diffcompare.engine._tensor_str` for the rules and the one difference."""
+    return _tensor_str.tensor_repr(self.data, None if self.grad_fn is None else self.grad_fn.name(),
+                                   self._requires_grad)
+
+
+def _torch_face_methods(cls) -> None:
+    """The methods PyTorch code calls that NumPy's names do not cover: dtype casts
+    (``float()``, ``double()``, ``to``), ``mm``, and ``mul``/``add``/``sub``/``div`` where the
+    ops' table has not given them."""
+    cls.__repr__ = _repr
+    cls.float = _astype_method(np.float32)
+    cls.double = _astype_method(np.float64)
+    cls.half = _astype_method(np.float16)
+    cls.long = _astype_method(np.int64)
+    cls.int = _astype_method(np.int32)
+    cls.bool = _astype_method(np.bool_)
+    cls.to = _to
+    cls.type_as = lambda self, other: ops.astype(self, other.dtype)
+    cls.mm = _mm
+    for name, stem in (("mul", "mul"), ("add", "add"), ("sub", "sub"), ("div", "truediv"),
+                       ("matmul", "matmul")):
+        if name not in cls.__dict__:
+            setattr(cls, name, getattr(cls, f"__{stem}__"))
+
+
 def install(cls=Tensor) -> None:
     """Set every operator and method on ``cls``."""
     for op in ops.OPS.values():
@@ -217,6 +276,7 @@ def install(cls=Tensor) -> None:
     cls.backward = _backward
     cls.__array_namespace__ = _array_namespace
     cls.__hash__ = object.__hash__   # __eq__ is elementwise; identity hashing stays
+    _torch_face_methods(cls)
 
 
 install()

@@ -9,10 +9,13 @@ op's backward node.  Tensors that depend only on leaves with
 >>> T = Tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
 >>> L = (1 / T).mean()
 >>> L
-tensor(0.52083333, grad_fn=<MeanBackward0>)
+tensor(0.5208, grad_fn=<MeanBackward0>)
 >>> L.backward()
 >>> T.grad
-tensor([-0.25      , -0.0625    , -0.02777778, -0.015625  ])
+tensor([-0.2500, -0.0625, -0.0278, -0.0156])
+
+It prints as PyTorch prints (four decimals; see ``_tensor_str``); ``T.size`` is NumPy's
+element count and ``T.size()`` PyTorch's shape (see :class:`SizeInt`).
 
 Python numbers and lists become float64 (float32 on request); a NumPy array
 keeps its dtype and is not copied; a Tensor is copied (as ``torch.tensor(t)``).
@@ -65,11 +68,78 @@ def _as_data(data, grad_fn, output_nr):
     return data
 
 
+class Size(tuple):
+    """A tensor's shape as PyTorch has it (``torch.Size``): a tuple of ints, so NumPy-style
+    code (``x.shape == (2, 3)``, ``np.zeros(x.shape)``) keeps working, printed as
+    ``torch.Size([2, 3])``.
+
+    >>> Size((2, 3)), Size((2, 3)) == (2, 3), Size((2, 3)).numel()
+    (torch.Size([2, 3]), True, 6)
+    >>> f"shape {Size((2,))}"
+    'shape (2,)'
+
+    Its ``repr`` (what the REPL echoes) is PyTorch's; its ``str`` stays the tuple's, so the
+    engine's error messages (``... has shape (2,)``) read as before. (PyTorch's
+    ``print(x.shape)`` shows ``torch.Size([2])``; the engine's shows ``(2,)``.)
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    __str__ = tuple.__repr__
+
+    def numel(self) -> int:
+        n = 1
+        for d in self:
+            n *= d
+        return n
+
+
+class SizeInt(int):
+    """``t.size``: NumPy's ``size`` (the number of elements, an ``int``) that can also be
+    called as PyTorch's ``t.size()`` (the shape, a :class:`Size`) or ``t.size(dim)``.
+
+    One Tensor serves NumPy-style code (the array namespace reads ``x.size`` as an int)
+    and torch-style code pasted from a forum (``x.size()``, ``x.size(0)``); this int is
+    both.
+
+    >>> s = SizeInt._of((2, 3), 6)
+    >>> s, s + 1, s(), s(0), s(-1)
+    (6, 7, torch.Size([2, 3]), 2, 3)
+    """
+
+    @classmethod
+    def _of(cls, shape, n):
+        s = int.__new__(cls, n)
+        s._shape = shape
+        return s
+
+    def __call__(self, dim=None):
+        shape = self._shape
+        if dim is None:
+            return Size(shape)
+        if not isinstance(dim, (int, np.integer)) or not -len(shape) <= dim < max(len(shape), 1):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-len(shape)}, "
+                f"{len(shape) - 1}], but got {dim}); pass a dim below the tensor's "
+                f"{len(shape)} dimensions, or no dim for the whole shape.")
+        return shape[dim]
+
+    def __reduce__(self):                        # pickles as the plain int it is
+        return (int, (int(self),))
+
+
 class Tensor:
-    """An n-dimensional array that records the ops applied to it for backward."""
+    """An n-dimensional array that records the ops applied to it for backward.
+
+    Like a PyTorch tensor, it takes any attribute a user sets (``inp.g = out.g @ w.t()``,
+    seed 001), kept in its ``__dict__``; the engine's own attributes are slots.
+    """
 
     __slots__ = ("data", "_requires_grad", "grad_fn", "output_nr", "_grad", "_vc",
-                 "_retains_grad", "_accum_ref", "_hooks", "__weakref__")
+                 "_retains_grad", "_accum_ref", "_hooks", "__weakref__", "__dict__")
     __array_ufunc__ = None   # make `ndarray * Tensor` call Tensor.__rmul__
 
     def __init__(self, data, requires_grad: bool = False, dtype=None):
@@ -118,11 +188,17 @@ class Tensor:
                     "differentiation use var_no_grad = var.detach()."
                 )
             return
+        if value and self.data.dtype.kind == "c":
+            raise RuntimeError(
+                f"the engine differentiates real floating-point tensors only; this one is "
+                f"{self.data.dtype} (PyTorch's complex autograd is not implemented here). "
+                "Split it into real and imaginary parts (two float tensors) to differentiate.")
         if value and self.data.dtype.kind != "f":
             raise RuntimeError(
-                "Only Tensors of floating point dtype can require gradients "
-                f"(this one is {self.data.dtype}). Convert it first, e.g. "
-                "Tensor(data, dtype=np.float64, requires_grad=True)."
+                "Only Tensors of floating point and complex dtype can require gradients "
+                f"(this one is {self.data.dtype}). Convert it first: t.float() or "
+                "t.double(), or create it from floats (torch.tensor([1., 2.]), "
+                "Tensor(data, dtype=np.float64, requires_grad=True))."
             )
         self._requires_grad = value
 
@@ -207,8 +283,9 @@ class Tensor:
 
     # --- array facts --------------------------------------------------------------
     @property
-    def shape(self) -> tuple:
-        return self.data.shape
+    def shape(self) -> Size:
+        """The shape, a tuple (a :class:`Size`, printed as ``torch.Size([2, 3])``)."""
+        return Size(self.data.shape)
 
     @property
     def ndim(self) -> int:
@@ -219,8 +296,11 @@ class Tensor:
         return self.data.dtype
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> SizeInt:
+        """The number of elements, an int as NumPy's ``size``; callable as PyTorch's
+        ``size()`` (the shape) and ``size(dim)``: see :class:`SizeInt`."""
+        data = self.data
+        return SizeInt._of(data.shape, data.size)
 
     def numel(self) -> int:
         return self.data.size
@@ -251,11 +331,19 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         return self.numpy() if dtype is None else self.numpy().astype(dtype)
 
+    def _one_element(self):
+        data = self.data
+        if data.size != 1:
+            raise TypeError(
+                f"only one element tensors can be converted to Python scalars; this one has "
+                f"shape {data.shape}. Index one element first (t[0]) or reduce (t.sum()).")
+        return data.item() if data.ndim else data
+
     def __float__(self):
-        return float(self.data)
+        return float(self._one_element())
 
     def __int__(self):
-        return int(self.data)
+        return int(self._one_element())
 
     def __index__(self):
         """An integer tensor of one element as an index (``x[:k]``), as in PyTorch."""
@@ -272,16 +360,7 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def __repr__(self):
-        body = np.array2string(self.data, separator=", ", prefix="tensor(")
-        extra = ""
-        if self.data.dtype != np.float64 and self.data.dtype.kind == "f":
-            extra += f", dtype={self.data.dtype}"
-        if self.grad_fn is not None:
-            extra += f", grad_fn=<{self.grad_fn.name()}>"
-        elif self._requires_grad:
-            extra += ", requires_grad=True"
-        return f"tensor({body}{extra})"
+    # __repr__ (PyTorch's printing, diffcompare.engine._tensor_str) is set by methods.py.
 
 
 class _HookHandle:

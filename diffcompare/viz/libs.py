@@ -30,18 +30,21 @@ class Lib:
     array: Callable                # tensor -> np.ndarray
     shares_memory: Callable        # (a, b) -> bool
     view: object                   # the diffcompare.viz.graph view of its graphs
+    torch: object = None           # the module torch code runs on: PyTorch, or the engine's
+    #                                torch face (diffcompare.engine.torch)
 
 
 def engine() -> Lib:
     """The engine as a :class:`Lib`."""
     from .. import __version__ as version
     from .. import engine as E
+    from ..engine import torch as face
     from .graph import EngineView
 
     return Lib("engine", f"diffcompare {version}", lambda data, requires_grad=False:
                E.tensor(data, requires_grad=requires_grad),
                E.no_grad, E.mse_loss, lambda t: np.asarray(t.data),
-               lambda a, b: bool(np.shares_memory(a.data, b.data)), EngineView())
+               lambda a, b: bool(np.shares_memory(a.data, b.data)), EngineView(), face)
 
 
 def torch() -> Lib | None:
@@ -57,7 +60,7 @@ def torch() -> Lib | None:
 
     return Lib("torch", f"torch {T.__version__}", tensor, T.no_grad,
                lambda a, b, reduction="mean": T.nn.functional.mse_loss(a, b, reduction=reduction),
-               lambda t: t.detach().numpy(), lambda a, b: a.data_ptr() == b.data_ptr(), TorchView())
+               lambda t: t.detach().numpy(), lambda a, b: a.data_ptr() == b.data_ptr(), TorchView(), T)
 
 
 def libs() -> list[Lib]:

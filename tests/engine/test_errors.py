@@ -190,7 +190,7 @@ def test_inplace_on_leaf_is_allowed_under_no_grad():
 ])
 def test_integer_tensor_cannot_require_grad(make):
     with pytest.raises(RuntimeError,
-                       match=phrase("Only Tensors of floating point dtype can require gradients")) as info:
+                       match=phrase("Only Tensors of floating point and complex dtype can require gradients")) as info:
         make()
     msg = str(info.value)
     assert "Convert it first" in msg and "dtype=np.float64" in msg

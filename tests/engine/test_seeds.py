@@ -846,4 +846,37 @@ def test_seed_module_draws_graphs_before_backward_frees_them():
     rec = S.run(S.get("003-unbind"), libs.engine())      # e.backward() runs after the graph is recorded
     g = rec.graphs[0]
     assert "(released)" not in g.svg and "self = b" in g.svg and "other = c" in g.svg
-    assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 32 bytes saved"
+    assert g.facts == "4 nodes (1 AccumulateGrad), 4 saved tensor(s), 16 bytes saved"   # float32
+
+
+def test_seed_module_examples_are_pytorch_code_that_runs_as_is_on_both():
+    import re
+
+    import diffcompare.engine.torch as face
+
+    torch = pytest.importorskip("torch")
+    for ex in S.EXAMPLES:
+        assert ex.code.startswith("import torch\n") and not re.search(r"\bnp\.", ex.code), ex.key
+        ns = {}
+        exec(ex.code, ns)
+        assert all(v.dtype != torch.float64 for v in ns.values() if isinstance(v, torch.Tensor))
+        with face.as_torch():
+            ns = {}
+            exec(ex.code, ns)
+        assert all(v.dtype != np.float64 for v in ns.values() if isinstance(v, Tensor)), ex.key
+
+
+def test_demo_prints_whole_multi_line_arrays_and_the_threads_code(tmp_path):
+    from diffcompare import demo
+
+    lines = []
+    demo.run(tmp_path, echo=lines.append)
+    out = "\n".join(lines)
+    # every row of a 4×3 gradient, each under the one above (not only the first line)
+    inp_grad = S.run(S.get("001-linear-layer"), libs.engine()).text("inp.grad")
+    assert len(inp_grad.splitlines()) == 4
+    assert "  inp.grad: " + inp_grad.replace("\n", "\n" + " " * len("  inp.grad: ")) in out
+    # the thread's own session, with its two-line T.grad
+    assert "   >>> T = torch.arange (10.) + 1." in out
+    assert ("      -> tensor([-0.1000, -0.0250, -0.0111, -0.0063, -0.0040, -0.0028, -0.0020, -0.0016,\n"
+            "                 -0.0012, -0.0010])") in out

@@ -75,3 +75,47 @@ def test_graph_drawings_have_a_legend(body):
     graphs = re.findall(r'<div class="graph">(<svg.*?</svg>)', body, re.S)
     assert len(graphs) >= 6
     assert all('class="legend"' in g for g in graphs)
+
+
+# --------------------------------------------------------------------------- the threads' own code
+
+def _code_row(body, source):
+    """The output cells of the thread-code row whose code is ``source``."""
+    m = re.search(r'<td class="what"><pre class="code">' + re.escape(source) + r"</pre>(.*?)</tr>",
+                  body, re.S)
+    assert m, source
+    return re.findall(r'<pre class="value">(.*?)</pre>', m.group(1), re.S)
+
+
+def test_the_threads_code_is_shown_verbatim_not_rewritten(body):
+    assert "&gt;&gt;&gt;" not in body                  # the fixture unescapes once
+    assert ">>> T = torch.arange (10.) + 1.\n>>> T.requires_grad = True" in body
+    assert "np.arange(10.0)" not in body and "tensor(np.arange" not in body
+    assert "from .viz" not in body and "lib." not in body   # nothing a student cannot paste
+    assert "inp.g = out.g @ w.t()" in body and "from torch.autograd import Variable" in body
+
+
+def test_thread_code_outputs_of_both_libraries_in_the_codes_dtype(body):
+    pytest.importorskip("torch")
+    assert _code_row(body, "scalar_result") == ["tensor(0.2929, grad_fn=<MeanBackward0>)"] * 2
+    assert _code_row(body, "print(a.grad) # tensor([3.0000e-01, 3.0000e+00, 3.0000e-04])") == [
+        "tensor([3.0000e-01, 3.0000e+00, 3.0000e-04])"] * 2       # float32, as the thread printed
+    assert _code_row(body, "print(c.grad) # tensor(10.)") == ["tensor(10.)"] * 2
+    assert "dtype=torch.float64" not in body
+
+
+def test_thread_code_flags_each_differing_statement(body):
+    pytest.importorskip("torch")
+    row = re.search(r'<tr class="part-thread differs"><td class="what"><pre class="code">'
+                    r"torch.__version__</pre>.*?</tr>", body, re.S)
+    assert row and "a version string" in row.group(0) and "st-error" in row.group(0)
+    engine, torch_out = _code_row(body, "print(x.grad.data)")[:2]
+    assert engine == "[[2. 0. 0. 0.]]" and torch_out == "tensor([[2., 0., 0., 0.]])"
+    # the closer looks are PyTorch code too: float32, pasteable
+    assert "import torch\nw = torch.tensor([2.], requires_grad=True)" in body
+
+
+def test_what_is_not_run_is_said(body):
+    block = body.split('id="seed-003"', 1)[1]
+    assert "Not run: The post's code is in images" in block
+    assert "Not run: The thread's other code-fenced blocks are formulas" in body

@@ -1,11 +1,14 @@
 """The seed questions, answered by running the threads' own code now, on the engine and on
 PyTorch side by side.
 
-The examples live in :mod:`diffcompare.seeds` (one module, also used by ``diffcompare demo``
-and the tests); this section runs them, turns their records into data (rows of engine and
-torch output with a verdict, the graphs of both libraries drawn by
-:func:`diffcompare.viz.graph.to_svg`) and renders ``templates/seeds.html.j2``.  A short
-answer opens each question, computed from the same records.
+The code lives in :mod:`diffcompare.seeds` (one module, also used by ``diffcompare demo``
+and the tests): each thread's code blocks character for character (``THREAD_CODE``),
+run on the engine's torch face and on PyTorch in the dtype the code asks for, statement
+by statement with both outputs and a flag where they differ; then the closer looks
+(``EXAMPLES``), PyTorch code too, whose records give rows of values and structure and the
+graphs of both libraries drawn by :func:`diffcompare.viz.graph.to_svg`.  Like the rest of
+the seeds, this section runs live when the report is built (the seeds are not part of a
+results folder).  A short answer opens each question, computed from the same records.
 """
 from __future__ import annotations
 
@@ -61,6 +64,28 @@ def example_data(example, records) -> dict:
     code_text = example.code
     return {"key": example.key, "title": example.title, "code": code_text,
             "lines": code_text.count("\n") + 1, "rows": rows, "graphs": graphs, "error": None}
+
+
+def code_data(block, runs) -> dict:
+    """One thread code block: its statements with both libraries' output, ready for the
+    template; ``paste`` is the whole of it (setup, the thread's code, check) to copy."""
+    rows = S.compare_code(block, runs)
+    paste = "\n".join(x for x in (block.setup, block.code, block.check) if x)
+    return {"key": block.key, "title": block.title, "note": block.note, "rows": rows,
+            "paste": paste, "repl": block.repl, "error": None,
+            "differs": sum(r.same is False for r in rows),
+            "statements": sum(r.part == "thread" for r in rows)}
+
+
+def run_code_blocks() -> dict:
+    """key -> (block, runs by library, or the error text)."""
+    out = {}
+    for block in S.THREAD_CODE:
+        try:
+            out[block.key] = (block, S.run_blocks(block))
+        except Exception as exc:          # a broken block must not sink the whole report
+            out[block.key] = (block, f"{type(exc).__name__}: {exc}")
+    return out
 
 
 def _svg_width(svg: str) -> float:
@@ -137,9 +162,16 @@ def build(data=None) -> Section:
     from ...viz.libs import torch as torch_lib
 
     runs = run_examples()
+    code_runs = run_code_blocks()
     ans = answers(runs)
     questions = []
     for seed in ("000", "001", "002", "003"):
+        blocks = []
+        for block, result in (code_runs[b.key] for b in S.THREAD_CODE if b.seed == seed):
+            if isinstance(result, str):
+                blocks.append({"key": block.key, "title": block.title, "error": result})
+            else:
+                blocks.append(code_data(block, result))
         examples = []
         for ex, recs in (runs[e.key] for e in S.EXAMPLES if e.seed == seed):
             if isinstance(recs, str):
@@ -147,14 +179,14 @@ def build(data=None) -> Section:
             else:
                 examples.append(example_data(ex, recs))
         questions.append({"seed": seed, "label": f"seed {seed}", "question": QUESTIONS[seed], "answer": ans[seed],
-                          "examples": examples, "extra": _compiled_seed_001() if seed == "001" else None})
+                          "blocks": blocks, "not_run": S.NOT_RUN.get(seed), "examples": examples, "extra": _compiled_seed_001() if seed == "001" else None})
     try:
         sym = symbolic_or_numerical()
     except Exception as exc:            # a broken example must not sink the whole report
         sym = join(p("This example failed while the report was built:", class_="warn"),
                    pre(f"{type(exc).__name__}: {exc}", class_="message"))
     questions.append({"seed": "sym", "label": "seeds 002 and 003", "question": QUESTIONS["sym"],
-                      "examples": [], "extra": sym,
+                      "blocks": [], "not_run": None, "examples": [], "extra": sym,
                       "answer": "Neither: it applies each operation's exact derivative rule to numbers."})
     tl = torch_lib()
     body = render("seeds.html.j2", questions=questions, torch_version=tl.version if tl else None,
