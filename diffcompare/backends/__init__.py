@@ -31,6 +31,8 @@ _BACKENDS = {
     "fd-richardson": ("diffcompare.backends.finite_diff", "Richardson"),
     "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
     "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
+    "jax-jit-tf32": ("diffcompare.backends.jax_backend", "JaxJitTf32Backend"),
+    "jax-jit-cpu": ("diffcompare.backends.jax_backend", "JaxJitCpuBackend"),
     "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
     "engine-compiled": ("diffcompare.backends.engine_compiled", "EngineCompiledBackend"),
     # peers, each an optional extra, and forward mode
@@ -53,6 +55,16 @@ def get(name: str, **options) -> Backend:
         raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
     module = importlib.import_module(module_name)
     return getattr(module, class_name)(**options)
+
+
+def devices_of(name: str) -> tuple:
+    """The devices backend ``name`` can compute on (its class's ``devices``; "cpu" first),
+    read without constructing it or importing its library."""
+    try:
+        module_name, class_name = _BACKENDS[name]
+    except KeyError:
+        raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
+    return tuple(getattr(getattr(importlib.import_module(module_name), class_name), "devices", ("cpu",)))
 
 
 def availability() -> dict[str, Support]:

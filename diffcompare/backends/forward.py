@@ -32,9 +32,9 @@ import time
 import numpy as np
 
 from ..engine import functional
-from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
+from .base import SUPPORTED, Backend, Prepared, Support, Unavailable, as_float64_arrays
 from .engine import EngineBackend
-from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT
+from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT, check_device, check_matmul_precision
 
 
 def _limit(problem, inputs, max_inputs, why) -> Support:
@@ -108,11 +108,28 @@ class JaxJacfwdBackend(Backend):
 
     name = "jax-jacfwd"
     family = "jax"
+    devices = ("cpu", "gpu")
     mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)
 
-    def __init__(self, max_inputs: int = 2000):
+    def __init__(self, max_inputs: int = 2000, device: str = "cpu",
+                 matmul_precision: str = "highest"):
+        """``device`` and ``matmul_precision`` as for ``jax-jit`` (the CPU and full float32
+        unless asked)."""
         self.max_inputs = int(max_inputs)
+        self.device = check_device(device)
+        self.matmul_precision = check_matmul_precision(matmul_precision)
+
+    def available(self) -> Support:
+        support = super().available()
+        if support and self.device == "gpu":
+            from .jax_backend import _import_jax, pick_device
+
+            try:
+                pick_device(_import_jax(), "gpu")
+            except Unavailable as exc:
+                return Support(False, str(exc))
+        return support
 
 
     def supports_inputs(self, problem, inputs) -> Support:
@@ -120,11 +137,12 @@ class JaxJacfwdBackend(Backend):
                       "jacfwd batches them all: memory n × the function's")
 
     def prepare(self, problem, inputs) -> Prepared:
-        from .jax_backend import _import_jax
+        from .jax_backend import _import_jax, describe_device, pick_device
 
         jax = _import_jax()
         jnp = jax.numpy
         wrt = problem.wrt
+        device = pick_device(jax, self.device)
 
         def scalar(wrt_values, others, weights):
             args = list(others)
@@ -144,17 +162,30 @@ class JaxJacfwdBackend(Backend):
 
         # computes in the differentiated inputs' dtype, in JAX's thread-local 64-bit scope
         x64 = all(np.asarray(inputs[i]).dtype != np.float32 for i in wrt)
-        state = {"jax": jax, "gradient": jax.jit(gradient), "value": jax.jit(value), "x64": x64}
-        prepared = Prepared(problem, state=state)
+        state = {"jax": jax, "gradient": jax.jit(gradient), "value": jax.jit(value), "x64": x64,
+                 "device": device, "matmul_precision": self.matmul_precision}
+        prepared = Prepared(problem, state=state,
+                            info={"device": describe_device(device), "platform": device.platform,
+                                  "device_kind": device.device_kind, "x64": x64,
+                                  "matmul_precision": self.matmul_precision})
         # compile now: preparation is timed apart from the gradient
         self._call(prepared, inputs, None, warm=True)
         return prepared
 
+    @staticmethod
+    def _scope(state):
+        from .jax_backend import _placement
+
+        return _placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
+
     def _split(self, prepared, inputs):
         jnp = prepared.state["jax"].numpy
         dtype = np.float64 if prepared.state["x64"] else np.float32
-        wrt = tuple(jnp.asarray(np.asarray(inputs[i], dtype=dtype)) for i in prepared.problem.wrt)
-        others = tuple(jnp.asarray(a) for a in inputs)
+        device = prepared.state["device"]
+        jax = prepared.state["jax"]
+        wrt = tuple(jax.device_put(jnp.asarray(np.asarray(inputs[i], dtype=dtype)), device)
+                    for i in prepared.problem.wrt)
+        others = tuple(jax.device_put(jnp.asarray(a), device) for a in inputs)
         return wrt, others
 
     def _call(self, prepared, inputs, cotangent, warm=False):
@@ -164,11 +195,9 @@ class JaxJacfwdBackend(Backend):
     def _timed(self, prepared, inputs, cotangent, count=True):
         """The call a timing loop repeats (inputs on the device beforehand) and its count:
         one (batched) JVP per differentiated scalar."""
-        from .jax_backend import x64_scope
-
         state = prepared.state
-        jax, gradient, x64 = state["jax"], state["gradient"], state["x64"]
-        with x64_scope(jax, x64):
+        jax, gradient, scope = state["jax"], state["gradient"], self._scope
+        with scope(state):
             jnp = jax.numpy
             wrt, others = self._split(prepared, inputs)
             if prepared.problem.vector_output:
@@ -180,7 +209,7 @@ class JaxJacfwdBackend(Backend):
         n = int(sum(np.size(w) for w in wrt)) if count else 0
 
         def call():
-            with x64_scope(jax, x64):
+            with scope(state):
                 grads = jax.block_until_ready(gradient(wrt, others, weights))
             prepared.evaluations += n
             return grads
@@ -191,8 +220,12 @@ class JaxJacfwdBackend(Backend):
         return self._timed(prepared, inputs, cotangent)
 
     def vjp(self, prepared, inputs, cotangent=None):
+        from .jax_backend import output_device
+
         call, finish = self._timed(prepared, inputs, cotangent)
-        return finish(call())
+        out = call()
+        prepared.info["output_device"] = output_device(out)
+        return finish(out)
 
     product_limits = {"jacobian": (4_000_000, "jacfwd batches one JVP per input, memory grows "
                                               "with the entries")}
@@ -200,11 +233,11 @@ class JaxJacfwdBackend(Backend):
     def timed_jacobian(self, prepared, inputs):
         """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
         (``info["jacobian_compile_seconds"]``)."""
-        from .jax_backend import _ready, x64_scope
+        from .jax_backend import _ready
 
         state = prepared.state
         jax = state["jax"]
-        with x64_scope(jax, state["x64"]):
+        with self._scope(state):
             wrt, others = self._split(prepared, inputs)
             if "jacobian" not in state:
                 def of_wrt(wrt_values, others):
@@ -222,9 +255,10 @@ class JaxJacfwdBackend(Backend):
         return call, as_float64_arrays
 
     def function(self, prepared, inputs):
-        from .jax_backend import x64_scope
+        from .jax_backend import output_device
 
-        with x64_scope(prepared.state["jax"], prepared.state["x64"]):
+        with self._scope(prepared.state):
             wrt, others = self._split(prepared, inputs)
-            out = prepared.state["value"](wrt, others)
-            return np.asarray(prepared.state["jax"].block_until_ready(out))
+            out = prepared.state["jax"].block_until_ready(prepared.state["value"](wrt, others))
+        prepared.info["output_device"] = output_device(out)
+        return np.asarray(out)
