@@ -76,7 +76,7 @@ class Comparison(pd.DataFrame):
 
 def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=None, *,
             wrt=(0,), name=None, results_dir=None, timeout_s: float = 60.0, samples: int = 5,
-            min_sample_s: float = 0.01, progress=False) -> Comparison:
+            min_sample_s: float = 0.01, progress=False, device: str = "cpu") -> Comparison:
     """Differentiate one function by several methods at several sizes; a tidy table back.
 
     ``problem_or_fn``: a :class:`~diffcompare.problems.Problem`, a catalog name (``"gmm"``),
@@ -86,12 +86,17 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     arguments are differentiated.  ``backends``: names (default every available one).
     ``results_dir``: where the runner writes (default a temporary folder; the rows are also
     in the returned table).  ``timeout_s``, ``samples``, ``min_sample_s``: per cell, as in a
-    suite.
+    suite.  ``device``: "cpu" (the default) or "gpu", where the methods that can compute on a
+    GPU (the JAX ones) do, as a suite's ``device`` says.
     """
     from . import backends as _backends
     from . import problems as _problems
     from .runner import load_results
 
+    from .runner.suite import SUITE_DEVICES
+
+    if device not in SUITE_DEVICES:
+        raise ValueError(f"device must be \"cpu\" or \"gpu\", got {device!r}.")
     problem, sizes = _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name)
     chosen = list(backends) if backends is not None else [
         n for n, ok in _backends.availability().items() if ok]
@@ -106,7 +111,7 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
     _problems.register(problem, replace=True)      # so the suite's names check finds it
     try:
-        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress)
+        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress, device)
     finally:                                        # leave the catalog as it was
         if previous is not None:
             _problems.register(previous, replace=True)
@@ -118,14 +123,15 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     return table
 
 
-def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress):
+def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress,
+         device="cpu"):
     from .runner import run_suite
     from .runner.suite import GridBlock, Suite
 
     suite = Suite(name=f"compare-{problem.name}", grid=(GridBlock(
         problems=(problem.name,), backends=tuple(chosen), sizes=tuple(int(s) for s in sizes)),),
         timeout_s=float(timeout_s), problem_modules=(str(module),),
-        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)})
+        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device)
     suite.validate()
     run_suite(suite, out, fresh=True, progress=progress, run_studies=False)
 

@@ -69,6 +69,12 @@ def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float 
     "least memory" compares ``peak_bytes``; within ``memory_rtol`` (or 1 KiB) of the least
     is a tie; the note names the memory sources when they differ. Over several seeds,
     a method's value is its median (time) or its largest (error, memory) over the seeds.
+
+    Devices (the cells table's ``device``, e.g. "gpu: NVIDIA H100 80GB HBM3"; a cell without
+    one ran on the CPU): where the compared methods ran on more than one device, the note
+    names the methods off the CPU and their device ("on gpu: jax-jit"), and "least memory"
+    ranks only the host-memory measurements (a GPU allocator's bytes are not on the host's
+    scale; the note names the methods left out).
     """
     import pandas as pd
 
@@ -105,6 +111,18 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
             left = sorted(set(rows[judged_by_self]["backend"]))
             notes.append(f"not ranked against their own agreement: {', '.join(left)}")
             rows = rows[[not j for j in judged_by_self]]
+    platforms = _platforms(rows)
+    if len(set(platforms.values())) > 1:
+        off_cpu = {}
+        for backend, platform in platforms.items():
+            if platform != "cpu":
+                off_cpu.setdefault(platform, []).append(backend)
+        notes.append("; ".join(f"on {p}: {', '.join(sorted(b))}" for p, b in sorted(off_cpu.items()))
+                     + "; the others on the cpu")
+        if criterion == "least memory":
+            device_bytes = sorted(b for b, p in platforms.items() if p != "cpu")
+            notes.append(f"device memory not ranked against host memory: {', '.join(device_bytes)}")
+            rows = rows[[platforms.get(b) == "cpu" for b in rows["backend"]]]
     without = sorted(set(rows["backend"]) - set(rows[rows[measure].notna()]["backend"]))
     rows = rows[rows[measure].notna()]
     if rows.empty:
@@ -149,6 +167,18 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
     return {"measure": measure, "winners": tuple(tied), "best": float(value[best]),
             "tolerance": tolerance, "compared": tuple(order),
             "seeds": tuple(sorted(int(s) for s in common)), "note": "; ".join(notes)}
+
+
+def _platforms(rows) -> dict:
+    """backend -> the platform it ran on ("cpu", "gpu", ...: the device's part before ":")."""
+    if "device" not in rows:
+        return {b: "cpu" for b in rows["backend"]}
+    out = {}
+    for backend, device in zip(rows["backend"], rows["device"]):
+        platform = str(device).split(":")[0].strip() if isinstance(device, str) and device else "cpu"
+        if out.get(backend, "cpu") == "cpu":
+            out[backend] = platform
+    return out
 
 
 def _quartiles(rows, per):
