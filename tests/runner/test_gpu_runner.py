@@ -152,7 +152,9 @@ def test_the_gpu_suite_asks_for_the_gpu_at_sizes_where_it_matters():
 
 # --- running: slots and environments, through the CLI ----------------------------------
 
-def test_gpu_groups_hold_the_gpu_slot_and_get_the_gpu_environment(tmp_path, slot_dir, rt, capsys):
+def test_gpu_groups_hold_the_gpu_slot_and_get_the_gpu_environment(tmp_path, slot_dir, rt, capsys,
+                                                                   monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     suite = tmp_path / "dev.toml"
     suite.write_text(f'name = "dev"\ncell_function = "{REPORT_ENV}"\nproblem_modules = ["{rt.PROBLEMS}"]\n'
                      f'[[grid]]\nproblems = ["{rt.PROBLEM}"]\nsizes = [1]\n'
@@ -167,8 +169,7 @@ def test_gpu_groups_hold_the_gpu_slot_and_get_the_gpu_environment(tmp_path, slot
     assert extra["jax-jit"]["gpu0_held"] is True and extra["engine"]["gpu0_held"] is False
     assert (extra["jax-jit"]["JAX_PLATFORMS"], extra["jax-jit"]["XLA_PYTHON_CLIENT_PREALLOCATE"],
             extra["jax-jit"]["CUDA_VISIBLE_DEVICES"]) == (None, "false", "0")
-    assert extra["engine"]["JAX_PLATFORMS"] == "cpu"
-    assert extra["engine"]["XLA_PYTHON_CLIENT_PREALLOCATE"] is None
+    assert extra["engine"]["JAX_PLATFORMS"] == "cpu" and extra["engine"]["CUDA_VISIBLE_DEVICES"] is None
     run = json.loads((out / "run.json").read_text())
     assert run["suite"]["device"] == "gpu"
     assert run["environment"]["gpu_worker_env"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
@@ -245,3 +246,10 @@ def test_the_gpu_extra_installs_jax_cuda_and_all_leaves_it_out():
     assert not any("gpu" in d or "cuda" in d for d in extras["all"])
     readme = (REPO / "README.md").read_text()
     assert 'pip install -e ".[all,gpu]"' in readme and "diffcompare run --suite gpu" in readme
+
+
+def test_test_processes_start_jax_without_preallocating_the_gpu():
+    """The repository's conftest.py: several test processes can share one GPU."""
+    import os
+
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE" in os.environ   # "false", or the value you set
