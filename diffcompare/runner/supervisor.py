@@ -3,7 +3,8 @@
 :class:`GroupRunner` is the ``run_group`` callable an executor calls. For one
 group it starts a worker (``python -m diffcompare.runner.worker``, its own
 process group, one thread per numerical library; a group of GPU cells first claims a GPU
-slot and its worker gets the GPU settings of :func:`.environment.worker_env`), reads the worker's events
+slot and its workers get the GPU settings of :func:`.environment.worker_env`, one worker
+per cell so that each reads its own GPU memory high-water mark), reads the worker's events
 with a deadline, and writes each row as it arrives. Then:
 
 - no event for ``timeout_s`` seconds (the backend in progress made no
@@ -292,7 +293,12 @@ class _GroupRun:
                 self._cell_start(spec.name)
                 self._finish(spec.name, "skipped", f"skipped: a smaller size timed out (size {blocked})")
         while todo:
-            todo = self._run_worker(todo)
+            if self.group.device == "gpu":
+                # a worker per GPU cell: the GPU allocator's high-water mark cannot be reset, so
+                # each cell's peak is read in a process no other cell has raised it in
+                todo = self._run_worker(todo[:1]) + todo[1:]
+            else:
+                todo = self._run_worker(todo)
         return self.result
 
     # One worker: runs backends until it finishes, times out or dies; returns those left.

@@ -28,4 +28,5 @@ def report_env(problem, size, seed, backend, dtype, options):
     extra = {k: os.environ.get(k) for k in ENV_KEYS}
     extra["device_option"] = (options.get("backend_options") or {}).get("device")
     extra["gpu0_held"] = _gpu0_held()
+    extra["pid"] = os.getpid()
     yield {"phase": "cell", "status": "ok", "extra": extra}

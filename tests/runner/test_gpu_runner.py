@@ -158,10 +158,11 @@ def test_gpu_groups_hold_the_gpu_slot_and_get_the_gpu_environment(tmp_path, slot
     suite = tmp_path / "dev.toml"
     suite.write_text(f'name = "dev"\ncell_function = "{REPORT_ENV}"\nproblem_modules = ["{rt.PROBLEMS}"]\n'
                      f'[[grid]]\nproblems = ["{rt.PROBLEM}"]\nsizes = [1]\n'
-                     'backends = ["jax-jit", "engine"]\n')
+                     'backends = ["jax-jit", "jax-jit-tf32", "engine", "jax-jit-cpu"]\n')
     out = tmp_path / "out"
     code = cli.main(["run", "--suite", str(suite), "--results", str(out), "--quiet",
-                     "--device", "gpu", "--workers", "2"])
+                     "--device", "gpu", "--workers", "1"])   # one group at a time: the CPU group
+    # then sees the GPU slot free
     assert code == 0, capsys.readouterr()
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     extra = {r["backend"]: r["extra"] for r in rows if r["phase"] == "cell"}
@@ -170,6 +171,10 @@ def test_gpu_groups_hold_the_gpu_slot_and_get_the_gpu_environment(tmp_path, slot
     assert (extra["jax-jit"]["JAX_PLATFORMS"], extra["jax-jit"]["XLA_PYTHON_CLIENT_PREALLOCATE"],
             extra["jax-jit"]["CUDA_VISIBLE_DEVICES"]) == (None, "false", "0")
     assert extra["engine"]["JAX_PLATFORMS"] == "cpu" and extra["engine"]["CUDA_VISIBLE_DEVICES"] is None
+    # a fresh worker per GPU cell (its own GPU high-water mark); CPU cells share theirs
+    assert extra["jax-jit"]["pid"] != extra["jax-jit-tf32"]["pid"]
+    assert extra["jax-jit-tf32"]["gpu0_held"] is True and extra["jax-jit-cpu"]["gpu0_held"] is False
+    assert extra["engine"]["pid"] == extra["jax-jit-cpu"]["pid"]
     run = json.loads((out / "run.json").read_text())
     assert run["suite"]["device"] == "gpu"
     assert run["environment"]["gpu_worker_env"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
