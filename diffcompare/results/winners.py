@@ -169,15 +169,34 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
             "seeds": tuple(sorted(int(s) for s in common)), "note": "; ".join(notes)}
 
 
+def platform_of(device) -> str:
+    """The platform of a row's ``device`` ("gpu:0 NVIDIA H100" -> "gpu"); "cpu" when none.
+
+    >>> platform_of("gpu:0 NVIDIA H100 80GB HBM3"), platform_of(None), platform_of("cpu:0 cpu")
+    ('gpu', 'cpu', 'cpu')
+    """
+    return str(device).split(":")[0].strip() if isinstance(device, str) and device else "cpu"
+
+
+def method_label(backend, devices=()) -> str:
+    """``backend`` with the platforms it ran on beside it when any is not the CPU
+    ("jax-jit (gpu)"), for answers and plots that put methods of several devices together.
+
+    >>> method_label("jax-jit", ["gpu:0 NVIDIA H100"]), method_label("engine", ["cpu:0 cpu", None])
+    ('jax-jit (gpu)', 'engine')
+    """
+    off_cpu = sorted({platform_of(d) for d in devices} - {"cpu"})
+    return f"{backend} ({', '.join(off_cpu)})" if off_cpu else str(backend)
+
+
 def _platforms(rows) -> dict:
     """backend -> the platform it ran on ("cpu", "gpu", ...: the device's part before ":")."""
     if "device" not in rows:
         return {b: "cpu" for b in rows["backend"]}
     out = {}
     for backend, device in zip(rows["backend"], rows["device"]):
-        platform = str(device).split(":")[0].strip() if isinstance(device, str) and device else "cpu"
         if out.get(backend, "cpu") == "cpu":
-            out[backend] = platform
+            out[backend] = platform_of(device)
     return out
 
 
@@ -198,4 +217,5 @@ def _is_float(dtype) -> bool:
         return False
 
 
-__all__ = ["winners", "CRITERIA", "WINNER_COLUMNS", "ULPS", "MEMORY_RTOL"]
+__all__ = ["winners", "CRITERIA", "WINNER_COLUMNS", "ULPS", "MEMORY_RTOL", "method_label",
+           "platform_of"]

@@ -257,3 +257,17 @@ def test_test_processes_start_jax_without_preallocating_the_gpu():
     import os
 
     assert "XLA_PYTHON_CLIENT_PREALLOCATE" in os.environ   # "false", or the value you set
+
+
+def test_plots_show_the_device_beside_a_method_that_ran_off_the_cpu():
+    from diffcompare.report import plots
+
+    ok = pd.DataFrame({
+        "problem": ["p"] * 4, "size": [10, 100, 10, 100], "backend": ["jax-jit"] * 2 + ["engine"] * 2,
+        "family": ["jax"] * 2 + ["engine"] * 2, "gradient_s": [1e-4, 2e-4, 1e-5, 1e-3],
+        "device": ["gpu:0 NVIDIA H100"] * 2 + ["cpu:0 cpu"] * 2})
+    svg = plots.time_vs_size(ok, key="dev")
+    assert "jax-jit (gpu)" in svg and "engine" in svg
+    assert "engine (cpu)" not in svg
+    svg = plots.time_vs_size(ok.assign(device="cpu:0 cpu"), key="dev")
+    assert "jax-jit (gpu)" not in svg and "jax-jit" in svg
