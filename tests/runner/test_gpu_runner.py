@@ -271,3 +271,19 @@ def test_plots_show_the_device_beside_a_method_that_ran_off_the_cpu():
     assert "engine (cpu)" not in svg
     svg = plots.time_vs_size(ok.assign(device="cpu:0 cpu"), key="dev")
     assert "jax-jit (gpu)" not in svg and "jax-jit" in svg
+
+
+def test_the_reports_environment_names_the_cuda_versions_and_the_gpu_memory_settings():
+    import types
+
+    from diffcompare.report.sections.environment import environment_data
+
+    env = {"gpu": "NVIDIA H100 80GB HBM3", "cuda": {"driver": "570.86.15", "jax-cuda12-plugin": "0.10.2"},
+           "gpu_worker_env": {"XLA_PYTHON_CLIENT_PREALLOCATE": "false",
+                              "XLA_PYTHON_CLIENT_MEM_FRACTION": None}}
+    fake = types.SimpleNamespace(environment=env, run={"sessions": []}, suite={"name": "gpu", "device": "gpu"},
+                                 run_id="r", time_span=lambda: (None, None))
+    shown = dict(map(tuple, environment_data(fake)["machine"]))
+    assert shown["CUDA"] == "driver 570.86.15, jax-cuda12-plugin 0.10.2"
+    assert shown["GPU workers' XLA memory settings"] == "XLA_PYTHON_CLIENT_PREALLOCATE=false"
+    assert dict(map(tuple, environment_data(fake)["suite"]))["device"] == "gpu"
