@@ -31,7 +31,7 @@ import pandas as pd
 #: the tidy table's columns, in order
 COLUMNS = ["problem", "method", "family", "size", "n_inputs", "status", "time_s", "time_iqr_s",
            "function_time_s", "gradient_over_function", "prepare_s", "peak_bytes", "memory_source",
-           "evaluations", "error_rho", "error_rel", "reference", "message"]
+           "evaluations", "error_rho", "error_rel", "reference", "device", "message"]
 
 
 class Comparison(pd.DataFrame):
@@ -165,6 +165,7 @@ def tidy(frame: pd.DataFrame) -> Comparison:
             "error_rho": g["error_rho"] if g is not None else np.nan,
             "error_rel": g["error_rel"] if g is not None else np.nan,
             "reference": g["reference"] if g is not None else None,
+            "device": g["device"] if g is not None and isinstance(g.get("device"), str) else None,
             "message": None if worst is None else worst["message"],
         })
     out = Comparison(pd.DataFrame(rows, columns=COLUMNS))

@@ -287,3 +287,37 @@ def test_the_reports_environment_names_the_cuda_versions_and_the_gpu_memory_sett
     assert shown["CUDA"] == "driver 570.86.15, jax-cuda12-plugin 0.10.2"
     assert shown["GPU workers' XLA memory settings"] == "XLA_PYTHON_CLIENT_PREALLOCATE=false"
     assert dict(map(tuple, environment_data(fake)["suite"]))["device"] == "gpu"
+
+
+def test_compare_says_where_each_method_ran(tmp_path):
+    """A device the GPU was asked for but missing: jax-jit unavailable (never a CPU result),
+    the engine on the CPU; with the default, jax-jit on the CPU, and the table says so."""
+    pytest.importorskip("jax")
+    from diffcompare import compare
+    from diffcompare.backends import jax_backend
+
+    import jax
+
+    table = compare("rosenbrock", sizes=[4], backends=["jax-jit", "engine"], samples=1,
+                    min_sample_s=0.0, results_dir=tmp_path / "cpu")
+    cpu = jax.devices("cpu")[0]
+    assert table.set_index("method").loc["jax-jit", "device"] == jax_backend.describe_device(cpu)
+    if jax_backend._gpu_devices(jax):
+        return                                   # a GPU machine: the rest is about none
+    table = compare("rosenbrock", sizes=[4], backends=["jax-jit", "engine"], samples=1,
+                    min_sample_s=0.0, results_dir=tmp_path / "gpu", device="gpu").set_index("method")
+    assert table.loc["jax-jit", "status"] == "unavailable" and table.loc["engine", "status"] == "ok"
+    assert table.loc["jax-jit", "device"] is None and pd.isna(table.loc["jax-jit", "time_s"])
+
+
+def test_a_results_folder_is_not_resumed_on_another_device(tmp_path, rt, capsys):
+    suite = tmp_path / "dev.toml"
+    suite.write_text(f'name = "dev"\ncell_function = "{REPORT_ENV}"\nproblem_modules = ["{rt.PROBLEMS}"]\n'
+                     f'[[grid]]\nproblems = ["{rt.PROBLEM}"]\nsizes = [1]\nbackends = ["engine"]\n')
+    out = tmp_path / "out"
+    args = ["run", "--suite", str(suite), "--results", str(out), "--quiet", "--workers", "1"]
+    assert cli.main(args) == 0
+    assert cli.main(args + ["--device", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert "measured with device 'cpu', not 'gpu'" in err and "--fresh" in err
+    assert cli.main(args + ["--device", "gpu", "--fresh"]) == 0
