@@ -813,9 +813,18 @@ class JaxJitCpuBackend(JaxJitBackend):
 class JaxJitTf32Backend(JaxJitBackend):
     """``jax-jit`` with float32 matrix products at TF32 (``matmul_precision="tensorfloat32"``):
     what JAX does by default on an A100/H100 (about 1e-3 relative error in float32), as its
-    own stated variant.  On the CPU, and in float64, it computes as ``jax-jit`` does."""
+    own stated variant.  TF32 is a GPU's (tensor cores'): on the CPU the method would be
+    ``jax-jit`` under another name, so it is unavailable there.  In float64 it computes as
+    ``jax-jit`` does."""
 
     name = "jax-jit-tf32"
 
     def __init__(self, device: str = "cpu", matmul_precision: str = "tensorfloat32"):
         super().__init__(device, matmul_precision)
+
+    def available(self) -> Support:
+        if self.device != "gpu":
+            return Support(False, "TF32 matrix products are a GPU's (NVIDIA Ampere and later); on "
+                                  "the CPU this would be jax-jit under another name: run it in a "
+                                  "suite with device = \"gpu\" (or --device gpu)")
+        return super().available()

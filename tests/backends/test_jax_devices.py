@@ -132,7 +132,7 @@ def test_a_gpu_that_cannot_start_raises_out_of_the_cell(monkeypatch):
 
 # --- the device on every row ---------------------------------------------------------------
 
-@pytest.mark.parametrize("name", JAX_ON_A_DEVICE)
+@pytest.mark.parametrize("name", ["jax-jit", "jax-eager", "jax-jacfwd", "jax-jit-cpu"])
 def test_every_jax_row_records_the_device_read_back_from_its_output(name):
     rows = {r["phase"]: r for r in measure_cell("mlp_tanh", 4, 0, name, "float64", FAST)}
     cpu = jax.devices("cpu")[0]
@@ -191,15 +191,26 @@ def test_float32_matrix_products_run_at_highest_precision_unless_tf32_is_asked_f
     time, and recorded in prepare's info and on the gradient row."""
     problem, inputs = _float32("mlp_tanh", 4)
     seen = {}
-    for name in ("jax-jit", "jax-jit-tf32", "jax-jit-cpu"):
+    for name in ("jax-jit", "jax-jit-tf32", "jax-jit-cpu"):     # prepared on the CPU: the program
         prepared = backends.get(name).prepare(problem, inputs)
         text = prepared.state.gradient.as_text()
         seen[name] = (prepared.info["matmul_precision"],
                       "operand_precision={highest,highest}" in text)
     assert seen == {"jax-jit": ("highest", True), "jax-jit-tf32": ("tensorfloat32", False),
                     "jax-jit-cpu": ("highest", True)}
-    rows = {r["phase"]: r for r in measure_cell("mlp_tanh", 4, 0, "jax-jit-tf32", "float32", FAST)}
+    options = {**FAST, "backend_options": {"matmul_precision": "tensorfloat32"}}
+    rows = {r["phase"]: r for r in measure_cell("mlp_tanh", 4, 0, "jax-jit", "float32", options)}
     assert rows["gradient"]["extra"]["matmul_precision"] == "tensorfloat32"
+    rows = {r["phase"]: r for r in measure_cell("mlp_tanh", 4, 0, "jax-jit", "float32", FAST)}
+    assert rows["gradient"]["extra"]["matmul_precision"] == "highest"
+
+
+def test_the_tf32_variant_runs_only_where_tf32_exists():
+    """On the CPU jax-jit-tf32 would be jax-jit under another name: unavailable, saying why."""
+    support = backends.get("jax-jit-tf32").available()
+    assert not support and "GPU" in support.reason and 'device = "gpu"' in support.reason
+    rows = list(measure_cell("mlp_tanh", 4, 0, "jax-jit-tf32", "float32", FAST))
+    assert [(r["phase"], r["status"]) for r in rows] == [("cell", "unavailable")]
 
 
 def test_eager_calls_run_under_the_precision_too():
