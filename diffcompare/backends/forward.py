@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from ..engine import functional
-from .base import SUPPORTED, Backend, Prepared, Support, Unavailable, as_float64_arrays
+from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
 from .engine import EngineBackend
 from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT, check_device, check_matmul_precision
 
@@ -121,15 +121,10 @@ class JaxJacfwdBackend(Backend):
         self.matmul_precision = check_matmul_precision(matmul_precision)
 
     def available(self) -> Support:
-        support = super().available()
-        if support and self.device == "gpu":
-            from .jax_backend import _import_jax, pick_device
+        from .jax_backend import device_support
 
-            try:
-                pick_device(_import_jax(), "gpu")
-            except Unavailable as exc:
-                return Support(False, str(exc))
-        return support
+        support = super().available()
+        return device_support(self.device) if support else support
 
 
     def supports_inputs(self, problem, inputs) -> Support:

@@ -178,6 +178,18 @@ def pick_device(jax, which: str = "cpu"):
     return jax.devices("cpu")[0]
 
 
+def device_support(which: str) -> Support:
+    """Whether a JAX backend asked for device ``which`` can run here: always for the CPU; for
+    the GPU when JAX has one (the reason when not).  A GPU that fails to start raises
+    ``GpuStartError``: that is an error of the run, not a missing feature of the machine."""
+    if check_device(which) == "gpu":
+        try:
+            pick_device(_import_jax(), "gpu")
+        except Unavailable as exc:
+            return Support(False, str(exc))
+    return Support(True)
+
+
 def output_device(out) -> str | None:
     """``describe_device`` of the device holding the first array of ``out`` (an array or a
     tuple/list of them), read back from the array itself; None for anything else."""
@@ -475,12 +487,7 @@ class _JaxBackend(Backend):
 
     def available(self) -> Support:
         support = super().available()
-        if support and self.device == "gpu":
-            try:
-                pick_device(_import_jax(), "gpu")
-            except Unavailable as exc:
-                return Support(False, str(exc))
-        return support
+        return device_support(self.device) if support else support
 
     # -- placing inputs ------------------------------------------------------------
 
