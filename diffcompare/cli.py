@@ -37,6 +37,10 @@ def _run(args) -> int:
         raise UsageError("give either --suite or --problems/--backends/--sizes/--problem-module, "
                          "not both.")
     suite = _adhoc_suite(args) if adhoc else load_suite(args.suite or "quick", args.experiments)
+    if args.device is not None:        # the methods that can compute on a GPU do, the rest on the CPU
+        import dataclasses
+
+        suite = dataclasses.replace(suite, device=args.device)
     results_dir = args.results or f"results/{suite.name}"
     executor = _executor(args)
     try:
@@ -141,8 +145,9 @@ def _capabilities_text(table, width: int = 100) -> str:
     lines = textwrap.wrap("backends: " + legend, width, subsequent_indent="    ",
                           break_on_hyphens=False)
     name_w = max(len(str(p)) for p in table.columns) + 2
+    col = 4 if name_w + 4 * len(table.index) <= width else 3      # narrower when many backends
     lines.append("")
-    lines.append("problem".ljust(name_w) + "".join(f"{letters[b]:>4}" for b in table.index))
+    lines.append("problem".ljust(name_w) + "".join(f"{letters[b]:>{col}}" for b in table.index))
     notes: dict = {}
     for problem in table.columns:
         cells = []
@@ -156,7 +161,7 @@ def _capabilities_text(table, width: int = 100) -> str:
             if backend not in key[1]:
                 key[1].append(backend)
             cells.append(str(key[0]))
-        lines.append(str(problem).ljust(name_w) + "".join(f"{c:>4}" for c in cells))
+        lines.append(str(problem).ljust(name_w) + "".join(f"{c:>{col}}" for c in cells))
     if notes:
         lines += ["", "not run (footnotes):"]
     for reason, (number, who) in notes.items():
@@ -261,6 +266,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executor", choices=["local", "dask"], default="local",
                    help="local: groups on this machine (default); dask: groups on a Dask cluster "
                         "(needs the dask extra); either way at most one group per core")
+    p.add_argument("--device", choices=["cpu", "gpu"],
+                   help="where the methods that can (the JAX ones) compute: the suite's `device` "
+                        "(default cpu); gpu runs them on the GPU, one group per GPU at a time, and "
+                        "records an error row, never a CPU result, when the GPU cannot start")
     p.add_argument("--workers", type=int, metavar="N",
                    help="groups at once on this machine, or worker processes of the local Dask "
                         "cluster (default: one per core)")

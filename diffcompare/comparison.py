@@ -32,7 +32,7 @@ import pandas as pd
 #: the tidy table's columns, in order
 COLUMNS = ["problem", "method", "family", "size", "n_inputs", "status", "time_s", "time_iqr_s",
            "function_time_s", "gradient_over_function", "prepare_s", "peak_bytes", "memory_source",
-           "evaluations", "error_rho", "error_rel", "reference", "message"]
+           "evaluations", "error_rho", "error_rel", "reference", "device", "message"]
 
 
 class Comparison(pd.DataFrame):
@@ -77,7 +77,7 @@ class Comparison(pd.DataFrame):
 
 def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=None, *,
             wrt=(0,), name=None, results_dir=None, timeout_s: float = 60.0, samples: int = 5,
-            min_sample_s: float = 0.01, progress=False) -> Comparison:
+            min_sample_s: float = 0.01, progress=False, device: str = "cpu") -> Comparison:
     """Differentiate one function by several methods at several sizes; a tidy table back.
 
     ``problem_or_fn``: a :class:`~diffcompare.problems.Problem`, a catalog name (``"gmm"``),
@@ -88,9 +88,15 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     ``results_dir``: where the runner writes, a new or empty folder (default a temporary one,
     removed afterwards; the rows are also in the returned table).  ``timeout_s``,
     ``samples``, ``min_sample_s``: per cell, as in a suite.
+    ``device``: "cpu" (the default) or "gpu", where the methods that can compute on a
+    GPU (the JAX ones) do, as a suite's ``device`` says.
     """
     from . import backends as _backends
 
+    from .runner.suite import SUITE_DEVICES
+
+    if device not in SUITE_DEVICES:
+        raise ValueError(f"device must be \"cpu\" or \"gpu\", got {device!r}.")
     problem, sizes = _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name)
     chosen = list(backends) if backends is not None else [
         n for n, ok in _backends.availability().items() if ok]
@@ -104,7 +110,7 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
         out = Path(tempfile.mkdtemp(prefix=f"diffcompare-{problem.name}-"))
     try:
         table = _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
-                              progress)
+                              progress, device)
     finally:
         if results_dir is None:                     # a temporary folder: leave nothing behind
             shutil.rmtree(out, ignore_errors=True)
@@ -129,7 +135,8 @@ def _refuse_a_folder_in_use(out: Path):
 _RUN_FILES = {"results.jsonl", "run.json", "results.jsonl.bak", "run.json.bak"}
 
 
-def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s, progress):
+def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s, progress,
+                  device):
     from . import problems as _problems
     from .runner import load_results
 
@@ -139,7 +146,7 @@ def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
     previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
     _problems.register(problem, replace=True)      # so the suite's names check finds it
     try:
-        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress)
+        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress, device)
     finally:                                        # leave the catalog as it was
         if previous is not None:
             _problems.register(previous, replace=True)
@@ -150,14 +157,15 @@ def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
     return table
 
 
-def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress):
+def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress,
+         device="cpu"):
     from .runner import run_suite
     from .runner.suite import GridBlock, Suite
 
     suite = Suite(name=f"compare-{problem.name}", grid=(GridBlock(
         problems=(problem.name,), backends=tuple(chosen), sizes=tuple(int(s) for s in sizes)),),
         timeout_s=float(timeout_s), problem_modules=(str(module),),
-        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)})
+        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device)
     suite.validate()
     run_suite(suite, out, fresh=True, progress=progress, run_studies=False)
 
@@ -191,6 +199,7 @@ def tidy(frame: pd.DataFrame) -> Comparison:
             "error_rho": g["error_rho"] if g is not None else np.nan,
             "error_rel": g["error_rel"] if g is not None else np.nan,
             "reference": g["reference"] if g is not None else None,
+            "device": g["device"] if g is not None and isinstance(g.get("device"), str) else None,
             "message": None if worst is None else worst["message"],
         })
     out = Comparison(pd.DataFrame(rows, columns=COLUMNS))

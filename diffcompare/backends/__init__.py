@@ -31,6 +31,8 @@ _BACKENDS = {
     "fd-richardson": ("diffcompare.backends.finite_diff", "Richardson"),
     "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
     "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
+    "jax-jit-tf32": ("diffcompare.backends.jax_backend", "JaxJitTf32Backend"),
+    "jax-jit-cpu": ("diffcompare.backends.jax_backend", "JaxJitCpuBackend"),
     "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
     "engine-compiled": ("diffcompare.backends.engine_compiled", "EngineCompiledBackend"),
     # peers, each an optional extra, and forward mode
@@ -55,17 +57,29 @@ def get(name: str, **options) -> Backend:
     return getattr(module, class_name)(**options)
 
 
-def namespace_of(name: str) -> str:
-    """The namespace backend ``name`` runs a problem's ``fn(xp, ...)`` on (its class's
-    ``xp_namespace``: a key of ``diffcompare.problems.contract.RUNS_ON``), without making one."""
+def _class_attribute(name: str, attribute: str, default):
+    """An attribute of backend ``name``'s class, read without constructing it; ``default``
+    when its module needs a library that is missing."""
     try:
         module_name, class_name = _BACKENDS[name]
     except KeyError:
         raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
     try:
-        return getattr(importlib.import_module(module_name), class_name).xp_namespace
-    except ImportError:          # its module needs a library that is missing: NumPy's default
-        return Backend.xp_namespace
+        return getattr(getattr(importlib.import_module(module_name), class_name), attribute, default)
+    except ImportError:
+        return default
+
+
+def namespace_of(name: str) -> str:
+    """The namespace backend ``name`` runs a problem's ``fn(xp, ...)`` on (its class's
+    ``xp_namespace``: a key of ``diffcompare.problems.contract.RUNS_ON``), without making one."""
+    return _class_attribute(name, "xp_namespace", Backend.xp_namespace)
+
+
+def devices_of(name: str) -> tuple:
+    """The devices backend ``name`` can compute on (its class's ``devices``; "cpu" first),
+    read without constructing it or importing its library."""
+    return tuple(_class_attribute(name, "devices", ("cpu",)))
 
 
 def availability() -> dict[str, Support]:

@@ -90,6 +90,9 @@ class Backend:
 
     name = "backend"
     family = "backend"         # engine | symbolic | finite-difference | jax | torch | manual
+    #: where it can compute: ``device=`` constructor values (the first is the default); the
+    #: runner gives ``device="gpu"`` to the backends that list it when a suite asks for the GPU
+    devices = ("cpu",)
     exact = True               # exact up to rounding (AD, symbolic) vs approximate (FD)
     #: how derivatives accumulate: "reverse" (a backward pass per output, whatever the
     #: number of inputs) or "forward" (a JVP per input); None for symbolic and FD methods

@@ -34,7 +34,7 @@ import numpy as np
 from ..engine import functional
 from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
 from .engine import EngineBackend
-from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT
+from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT, check_device, check_matmul_precision
 
 
 def _limit(problem, inputs, max_inputs, why) -> Support:
@@ -109,11 +109,23 @@ class JaxJacfwdBackend(Backend):
     name = "jax-jacfwd"
     xp_namespace = "jax"
     family = "jax"
+    devices = ("cpu", "gpu")
     mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)
 
-    def __init__(self, max_inputs: int = 2000):
+    def __init__(self, max_inputs: int = 2000, device: str = "cpu",
+                 matmul_precision: str = "highest"):
+        """``device`` and ``matmul_precision`` as for ``jax-jit`` (the CPU and full float32
+        unless asked)."""
         self.max_inputs = int(max_inputs)
+        self.device = check_device(device)
+        self.matmul_precision = check_matmul_precision(matmul_precision)
+
+    def available(self) -> Support:
+        from .jax_backend import device_support
+
+        support = super().available()
+        return device_support(self.device) if support else support
 
 
     def supports_inputs(self, problem, inputs) -> Support:
@@ -121,11 +133,12 @@ class JaxJacfwdBackend(Backend):
                       "jacfwd batches them all: memory n × the function's")
 
     def prepare(self, problem, inputs) -> Prepared:
-        from .jax_backend import _import_jax
+        from .jax_backend import _import_jax, describe_device, pick_device
 
         jax = _import_jax()
         jnp = jax.numpy
         wrt = problem.wrt
+        device = pick_device(jax, self.device)
 
         def scalar(wrt_values, others, weights):
             args = list(others)
@@ -145,17 +158,30 @@ class JaxJacfwdBackend(Backend):
 
         # computes in the differentiated inputs' dtype, in JAX's thread-local 64-bit scope
         x64 = all(np.asarray(inputs[i]).dtype != np.float32 for i in wrt)
-        state = {"jax": jax, "gradient": jax.jit(gradient), "value": jax.jit(value), "x64": x64}
-        prepared = Prepared(problem, state=state)
+        state = {"jax": jax, "gradient": jax.jit(gradient), "value": jax.jit(value), "x64": x64,
+                 "device": device, "matmul_precision": self.matmul_precision}
+        prepared = Prepared(problem, state=state,
+                            info={"device": describe_device(device), "platform": device.platform,
+                                  "device_kind": device.device_kind, "x64": x64,
+                                  "matmul_precision": self.matmul_precision})
         # compile now: preparation is timed apart from the gradient
         self._call(prepared, inputs, None, warm=True)
         return prepared
 
+    @staticmethod
+    def _scope(state):
+        from .jax_backend import _placement
+
+        return _placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
+
     def _split(self, prepared, inputs):
         jnp = prepared.state["jax"].numpy
         dtype = np.float64 if prepared.state["x64"] else np.float32
-        wrt = tuple(jnp.asarray(np.asarray(inputs[i], dtype=dtype)) for i in prepared.problem.wrt)
-        others = tuple(jnp.asarray(a) for a in inputs)
+        device = prepared.state["device"]
+        jax = prepared.state["jax"]
+        wrt = tuple(jax.device_put(jnp.asarray(np.asarray(inputs[i], dtype=dtype)), device)
+                    for i in prepared.problem.wrt)
+        others = tuple(jax.device_put(jnp.asarray(a), device) for a in inputs)
         return wrt, others
 
     def _call(self, prepared, inputs, cotangent, warm=False):
@@ -165,11 +191,9 @@ class JaxJacfwdBackend(Backend):
     def _timed(self, prepared, inputs, cotangent, count=True):
         """The call a timing loop repeats (inputs on the device beforehand) and its count:
         one (batched) JVP per differentiated scalar."""
-        from .jax_backend import x64_scope
-
         state = prepared.state
-        jax, gradient, x64 = state["jax"], state["gradient"], state["x64"]
-        with x64_scope(jax, x64):
+        jax, gradient, scope = state["jax"], state["gradient"], self._scope
+        with scope(state):
             jnp = jax.numpy
             wrt, others = self._split(prepared, inputs)
             if prepared.problem.vector_output:
@@ -181,7 +205,7 @@ class JaxJacfwdBackend(Backend):
         n = int(sum(np.size(w) for w in wrt)) if count else 0
 
         def call():
-            with x64_scope(jax, x64):
+            with scope(state):
                 grads = jax.block_until_ready(gradient(wrt, others, weights))
             prepared.evaluations += n
             return grads
@@ -192,8 +216,12 @@ class JaxJacfwdBackend(Backend):
         return self._timed(prepared, inputs, cotangent)
 
     def vjp(self, prepared, inputs, cotangent=None):
+        from .jax_backend import output_device
+
         call, finish = self._timed(prepared, inputs, cotangent)
-        return finish(call())
+        out = call()
+        prepared.info["output_device"] = output_device(out)
+        return finish(out)
 
     product_limits = {"jacobian": (4_000_000, "jacfwd batches one JVP per input, memory grows "
                                               "with the entries")}
@@ -201,11 +229,11 @@ class JaxJacfwdBackend(Backend):
     def timed_jacobian(self, prepared, inputs):
         """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
         (``info["jacobian_compile_seconds"]``)."""
-        from .jax_backend import _ready, x64_scope
+        from .jax_backend import _ready
 
         state = prepared.state
         jax = state["jax"]
-        with x64_scope(jax, state["x64"]):
+        with self._scope(state):
             wrt, others = self._split(prepared, inputs)
             if "jacobian" not in state:
                 def of_wrt(wrt_values, others):
@@ -223,9 +251,10 @@ class JaxJacfwdBackend(Backend):
         return call, as_float64_arrays
 
     def function(self, prepared, inputs):
-        from .jax_backend import x64_scope
+        from .jax_backend import output_device
 
-        with x64_scope(prepared.state["jax"], prepared.state["x64"]):
+        with self._scope(prepared.state):
             wrt, others = self._split(prepared, inputs)
-            out = prepared.state["value"](wrt, others)
-            return np.asarray(prepared.state["jax"].block_until_ready(out))
+            out = prepared.state["jax"].block_until_ready(prepared.state["value"](wrt, others))
+        prepared.info["output_device"] = output_device(out)
+        return np.asarray(out)

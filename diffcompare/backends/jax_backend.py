@@ -4,7 +4,14 @@ The problem runs as ``problem.fn(jax.numpy, *args)`` in the dtype of the differe
 inputs: float32 inputs compute in float32 (JAX's 64-bit mode off), anything else in
 float64 (64-bit mode on).  The mode is set per call with JAX's thread-local
 ``enable_x64`` context (``x64_scope``), never globally, so other JAX code in the same
-process keeps its own setting.  It runs on the GPU when JAX sees one, else on the CPU.  Gradients come from
+process keeps its own setting.  It runs on the device it is given (``device="cpu"``, the
+default, or ``device="gpu"``), never elsewhere: a GPU that is asked for and missing makes the
+backend unavailable, one that is present but cannot start (CUDA fails to initialize) raises
+``GpuStartError`` naming JAX's cause, never a quiet CPU run.  ``prepared.info["output_device"]``
+is the device read back from the arrays a call returned.  float32 matrix products run at
+``matmul_precision`` (``"highest"`` by default: full float32, not the TF32 a GPU's tensor
+cores use under JAX's default; ``jax-jit-tf32`` is the TF32 variant), recorded in ``info``.
+Gradients come from
 ``jax.grad`` (scalar output) or ``jax.vjp`` with the cotangent (vector output), taken
 with respect to ``problem.wrt``; the other arguments are inputs that are not
 differentiated.  Hessian-vector products are forward-over-reverse,
@@ -97,30 +104,115 @@ def x64_scope(jax, enabled: bool = True):
     return scope(enabled)
 
 
+#: The devices a JAX backend can be asked for (the default first).
+DEVICES = ("cpu", "gpu")
+#: JAX's float32 matrix-product precisions a backend may be asked for
+#: (``jax.default_matmul_precision``); "highest" is full float32 on every device.
+MATMUL_PRECISIONS = ("highest", "float32", "high", "tensorfloat32", "bfloat16", "default")
+DEFAULT_MATMUL_PRECISION = "highest"
+GPU_INSTALL_HINT = ("install JAX's CUDA build on a machine with an NVIDIA GPU: "
+                    "pip install 'diffcompare[gpu]' (jax[cuda12])")
+
+
+class GpuStartError(RuntimeError):
+    """A GPU was asked for and JAX sees the hardware or its plugin, but could not start it
+    (CUDA failed to initialize, out of memory at start-up, ...): the run must not go on
+    quietly on the CPU."""
+
+
+def _gpu_start_failure(jax, exc) -> str | None:
+    """JAX's reason a GPU backend failed to start, or None when there simply is none.
+
+    ``jax.devices("gpu")`` says "Unknown backend" both when no GPU plugin is installed and
+    when the CUDA plugin failed quietly at start-up; JAX keeps the plugin's own error in
+    ``xla_bridge._backend_errors``.  With ``JAX_PLATFORMS`` naming cuda the failure is loud
+    instead ("Unable to initialize backend 'cuda': ...")."""
+    text = str(exc)
+    if "Unable to initialize backend" in text or "failed to initialize" in text:
+        return text
+    try:
+        from jax._src import xla_bridge
+        errors = dict(getattr(xla_bridge, "_backend_errors", {}) or {})
+    except Exception:          # a JAX without the private table: only the message counts
+        errors = {}
+    for platform in ("cuda", "rocm", "gpu"):
+        if platform in errors:
+            return f"Unable to initialize backend '{platform}': {errors[platform]}"
+    return None
+
+
 def _gpu_devices(jax) -> list:
+    """JAX's GPUs; [] when it has none; ``GpuStartError`` when one failed to start."""
     try:
         return list(jax.devices("gpu"))
-    except RuntimeError:       # "Unknown backend: 'gpu' requested ..."
+    except RuntimeError as exc:       # "Unknown backend: 'gpu' requested ..."
+        cause = _gpu_start_failure(jax, exc)
+        if cause is not None:
+            raise GpuStartError(
+                f"the GPU was asked for but JAX could not start it ({cause}); nothing ran on the "
+                "CPU instead. Check `nvidia-smi`, that no other process holds the GPU's memory "
+                "(XLA_PYTHON_CLIENT_PREALLOCATE=false), and the CUDA plugin's version "
+                "(pip install 'diffcompare[gpu]').") from exc
         return []
 
 
-def pick_device(jax, which: str | None = None):
-    """The device to run on: ``which`` = "gpu", "cpu", or None for the GPU when there is one."""
-    if which not in (None, "cpu", "gpu"):
-        raise ValueError(f"device must be 'cpu', 'gpu' or None (automatic), not {which!r}.")
-    if which in (None, "gpu"):
+def check_device(which) -> str:
+    """``which`` if it is one of ``DEVICES``, else a ``ValueError`` that lists them."""
+    if which not in DEVICES:
+        raise ValueError(f"device must be one of {', '.join(map(repr, DEVICES))}, not {which!r} "
+                         "(the GPU is used only when asked for: device='gpu').")
+    return which
+
+
+def pick_device(jax, which: str = "cpu"):
+    """The device to run on: the first CPU for "cpu"; for "gpu" the first GPU, ``Unavailable``
+    when JAX has none, ``GpuStartError`` when one failed to start.  Never another device."""
+    check_device(which)
+    if which == "gpu":
         gpus = _gpu_devices(jax)
-        if gpus:
-            return gpus[0]
-        if which == "gpu":
-            raise Unavailable(f"no GPU visible to JAX (its default backend is "
-                              f"{jax.default_backend()!r}); install jax[cuda12] on a GPU machine.")
+        if not gpus:
+            raise Unavailable(f"the GPU was asked for but JAX sees none (its devices: "
+                              f"{', '.join(sorted({d.platform for d in jax.devices()}))}); "
+                              f"{GPU_INSTALL_HINT}.")
+        return gpus[0]
     return jax.devices("cpu")[0]
 
 
+def device_support(which: str) -> Support:
+    """Whether a JAX backend asked for device ``which`` can run here: always for the CPU; for
+    the GPU when JAX has one (the reason when not).  A GPU that fails to start raises
+    ``GpuStartError``: that is an error of the run, not a missing feature of the machine."""
+    if check_device(which) == "gpu":
+        try:
+            pick_device(_import_jax(), "gpu")
+        except Unavailable as exc:
+            return Support(False, str(exc))
+    return Support(True)
+
+
+def output_device(out) -> str | None:
+    """``describe_device`` of the device holding the first array of ``out`` (an array or a
+    tuple/list of them), read back from the array itself; None for anything else."""
+    for a in (out if isinstance(out, (tuple, list)) else (out,)):
+        devices = getattr(a, "devices", None)
+        if callable(devices):
+            found = sorted(devices(), key=lambda d: d.id)
+            if found:
+                return describe_device(found[0])
+    return None
+
+
+def check_matmul_precision(precision) -> str:
+    if precision not in MATMUL_PRECISIONS:
+        raise ValueError(f"matmul_precision must be one of {', '.join(MATMUL_PRECISIONS)}, "
+                         f"not {precision!r}.")
+    return precision
+
+
 def describe_device(device) -> str:
-    """``"<platform>: <device kind>"``, e.g. ``"cpu: cpu"`` or ``"gpu: NVIDIA H100 80GB HBM3"``."""
-    return f"{device.platform}: {device.device_kind}"
+    """``"<platform>:<id> <device kind>"``, e.g. ``"cpu:0 cpu"`` or ``"gpu:0 NVIDIA H100 80GB HBM3"``
+    (the platform is the part before ":")."""
+    return f"{device.platform}:{device.id} {device.device_kind}"
 
 
 def jax_device_memory_stats(device=None) -> dict | None:
@@ -128,7 +220,7 @@ def jax_device_memory_stats(device=None) -> dict | None:
     or None on the CPU, where JAX keeps no such statistics (use the compiled
     executable's ``memory_analysis()`` there) and when JAX is missing.
 
-    ``device`` defaults to the one the backends pick (the first GPU if any).
+    ``device`` defaults to the first GPU when JAX has one.
     ``peak_bytes_in_use`` is a high-water mark since the process started: compare
     it before and after, in a fresh process, to attribute it to one computation.
     """
@@ -136,7 +228,12 @@ def jax_device_memory_stats(device=None) -> dict | None:
         import jax
     except ImportError:
         return None
-    device = device if device is not None else pick_device(jax)
+    if device is None:
+        try:
+            gpus = _gpu_devices(jax)
+        except GpuStartError:
+            return None
+        device = gpus[0] if gpus else jax.devices("cpu")[0]
     if device.platform == "cpu":
         return None
     try:
@@ -361,31 +458,37 @@ class _State:
     arg_specs: tuple = ()     # (shape, dtype) per call argument, for clear errors (jit)
     cotangent: tuple = (None, None)   # (host array, device copy) of the last cotangent
     products: dict = dataclasses.field(default_factory=dict)   # product -> callable (compiled for jit)
+    matmul_precision: str = DEFAULT_MATMUL_PRECISION
+
+
+@contextlib.contextmanager
+def _placement(jax, x64: bool, device, matmul_precision: str):
+    """JAX's 64-bit mode, default device and float32 matmul precision, for tracing and calls."""
+    with x64_scope(jax, x64), jax.default_device(device), \
+            jax.default_matmul_precision(matmul_precision):
+        yield
 
 
 class _JaxBackend(Backend):
     xp_namespace = "jax"
     family = "jax"
+    devices = DEVICES
     mode = "reverse"
     requires = ("jax", INSTALL_HINT)
     numpy_arrays = False
     jit = True
     _disable_jit = False
 
-    def __init__(self, device: str | None = None):
-        """``device``: "gpu", "cpu", or None (the GPU when JAX sees one, else the CPU)."""
-        if device not in (None, "cpu", "gpu"):
-            raise ValueError(f"device must be 'cpu', 'gpu' or None (automatic), not {device!r}.")
-        self.device = device
+    def __init__(self, device: str = "cpu", matmul_precision: str = DEFAULT_MATMUL_PRECISION):
+        """``device``: "cpu" (the default) or "gpu" -- where every call runs, and nowhere else.
+        ``matmul_precision``: JAX's precision of float32 matrix products and convolutions
+        (``MATMUL_PRECISIONS``; "highest" = full float32, "tensorfloat32" = a GPU's TF32)."""
+        self.device = check_device(device)
+        self.matmul_precision = check_matmul_precision(matmul_precision)
 
     def available(self) -> Support:
         support = super().available()
-        if support and self.device == "gpu":
-            try:
-                pick_device(_import_jax(), "gpu")
-            except Unavailable as exc:
-                return Support(False, str(exc))
-        return support
+        return device_support(self.device) if support else support
 
     # -- placing inputs ------------------------------------------------------------
 
@@ -401,9 +504,9 @@ class _JaxBackend(Backend):
     @staticmethod
     @contextlib.contextmanager
     def _scope(state):
-        """The 64-bit mode and device every JAX call of this prepared problem runs under."""
-        jax = state.jax
-        with x64_scope(jax, state.dtype == np.float64), jax.default_device(state.device):
+        """The 64-bit mode, device and matmul precision every JAX call (and every trace) of
+        this prepared problem runs under."""
+        with _placement(state.jax, state.dtype == np.float64, state.device, state.matmul_precision):
             yield
 
     def _device_inputs(self, state: _State, problem, inputs) -> tuple:
@@ -438,8 +541,8 @@ class _JaxBackend(Backend):
         info = {"device": describe_device(device), "platform": device.platform,
                 "device_kind": device.device_kind, "jax_version": jax.__version__,
                 "mode": "jit" if self.jit else ("eager, jit disabled" if self._disable_jit else "eager"),
-                "x64": bool(dtype == np.float64)}
-        with x64_scope(jax, dtype == np.float64), jax.default_device(device):
+                "x64": bool(dtype == np.float64), "matmul_precision": self.matmul_precision}
+        with _placement(jax, dtype == np.float64, device, self.matmul_precision):
             # the transfers, timed apart from compute: the inputs up, and the gradient's bytes
             # (the differentiated inputs' shapes) back to the host
             t0 = time.perf_counter()
@@ -453,6 +556,7 @@ class _JaxBackend(Backend):
                                          + sum(b.nbytes for b in back))
             state = self._prepare_state(jax, device, problem, inputs, device_inputs, info)
         state.dtype = dtype
+        state.matmul_precision = self.matmul_precision
         return Prepared(problem, state=state, info=info)
 
     def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
@@ -492,7 +596,9 @@ class _JaxBackend(Backend):
 
     def vjp(self, prepared, inputs, cotangent=None):
         call, finish = self.timed_vjp(prepared, inputs, cotangent)
-        return finish(call())
+        out = call()
+        prepared.info["output_device"] = output_device(out)
+        return finish(out)
 
     def timed_function(self, prepared, inputs):
         state = prepared.state
@@ -503,7 +609,9 @@ class _JaxBackend(Backend):
 
     def function(self, prepared, inputs):
         call, finish = self.timed_function(prepared, inputs)
-        return finish(call())
+        out = call()
+        prepared.info["output_device"] = output_device(out)
+        return finish(out)
 
     def _counted(self, prepared, fn, args):
         """The call a timing loop repeats: ``fn(*args)`` to completion, counted."""
@@ -652,7 +760,7 @@ class JaxJitBackend(_JaxBackend):
         state = prepared.state
         if state.hvp is None:
             jax = state.jax
-            with jax.default_device(state.device):
+            with self._scope(state):
                 t0 = time.perf_counter()
                 state.hvp = jax.jit(state.hvp_fn).lower(*args).compile()
             prepared.info["hvp_compile_seconds"] = time.perf_counter() - t0
@@ -664,7 +772,7 @@ class JaxJitBackend(_JaxBackend):
         if product not in state.products:
             jax = state.jax
             fn = _make_products(jax, state.calls)[product]
-            with jax.default_device(state.device):
+            with self._scope(state):
                 t0 = time.perf_counter()
                 state.products[product] = jax.jit(fn).lower(*args).compile()
             prepared.info[f"{product}_compile_seconds"] = time.perf_counter() - t0
@@ -682,10 +790,11 @@ class JaxEagerBackend(_JaxBackend):
         "hessian_diagonal": (256, "eager vmapped HVPs keep every intermediate per input: about "
                                   "1 s and 200 MB a call at 256 inputs (k-means, k = 32)")}
 
-    def __init__(self, device: str | None = None, disable_jit: bool = False):
+    def __init__(self, device: str = "cpu", matmul_precision: str = DEFAULT_MATMUL_PRECISION,
+                 disable_jit: bool = False):
         """``disable_jit=True`` runs inside ``jax.disable_jit()``, so the jitted helpers
         inside ``jax.numpy`` also run primitive by primitive."""
-        super().__init__(device)
+        super().__init__(device, matmul_precision)
         self._disable_jit = disable_jit
 
     def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
@@ -699,3 +808,31 @@ class JaxEagerBackend(_JaxBackend):
             return super()._call(state, fn, args)
         with state.jax.disable_jit():
             return super()._call(state, fn, args)
+
+
+class JaxJitCpuBackend(JaxJitBackend):
+    """``jax-jit`` on the CPU only: the CPU JAX of a suite that puts the JAX methods on the GPU
+    (``device = "gpu"`` moves ``jax-jit``, never this one)."""
+
+    name = "jax-jit-cpu"
+    devices = ("cpu",)
+
+
+class JaxJitTf32Backend(JaxJitBackend):
+    """``jax-jit`` with float32 matrix products at TF32 (``matmul_precision="tensorfloat32"``):
+    what JAX does by default on an A100/H100 (about 1e-3 relative error in float32), as its
+    own stated variant.  TF32 is a GPU's (tensor cores'): on the CPU the method would be
+    ``jax-jit`` under another name, so it is unavailable there.  In float64 it computes as
+    ``jax-jit`` does."""
+
+    name = "jax-jit-tf32"
+
+    def __init__(self, device: str = "cpu", matmul_precision: str = "tensorfloat32"):
+        super().__init__(device, matmul_precision)
+
+    def available(self) -> Support:
+        if self.device != "gpu":
+            return Support(False, "TF32 matrix products are a GPU's (NVIDIA Ampere and later); on "
+                                  "the CPU this would be jax-jit under another name: run it in a "
+                                  "suite with device = \"gpu\" (or --device gpu)")
+        return super().available()

@@ -43,6 +43,8 @@ STYLES = {
     "autograd": ("#44AA99", "X"),
     "jax-jit": ("#CC79A7", "s"),
     "jax-eager": ("#882255", "d"),
+    "jax-jit-tf32": ("#FF00FF", "4"),
+    "jax-jit-cpu": ("#1100FF", "3"),
     "jax-jacfwd": ("#AA4499", "<"),
     # symbolic: greens and yellows, far apart in lightness
     "sympy": ("#009E73", "^"),

@@ -117,7 +117,7 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
               peak_bytes=peak, memory_source=source, compute_dtype=computed_in,
               saved_graph_bytes=_saved_graph_bytes(backend, prepared, inputs),
               error_rel=errors["rel"], error_rho=errors["rho"], reference=reference.label,
-              device=info.get("device"), extra=_jsonable(extra))
+              device=ran_on(prepared), extra=_jsonable(extra))
 
     for product in problem.products:
         yield row(product, **_product_fields(backend, prepared, product, inputs, value.shape,
@@ -163,7 +163,7 @@ def _product_fields(backend, prepared, product, inputs, output_shape, size, seed
     return dict(status="ok", **_timing_fields(t), evaluations=evaluations, peak_bytes=peak,
                 memory_source=source, error_rel=None if errors is None else errors["rel"],
                 error_rho=None if errors is None else errors["rho"], reference=reference,
-                device=prepared.info.get("device"), extra=_jsonable(extra))
+                device=ran_on(prepared), extra=_jsonable(extra))
 
 
 #: A product whose first call takes longer than this many seconds is timed with at most
@@ -192,10 +192,17 @@ def _timing_fields(t):
                 time_samples=list(t.samples), loops=t.loops)
 
 
+def ran_on(prepared):
+    """Where the method computed: the device read back from its output arrays (JAX backends
+    record it as ``info["output_device"]``), else the device it says it prepared for."""
+    return prepared.info.get("output_device") or prepared.info.get("device")
+
+
 def _gpu_device(prepared):
     """The GPU a prepared problem runs on (JAX's device), or None on the CPU, where the
     host's allocator hooks see everything."""
-    device = getattr(prepared.state, "device", None)
+    state = prepared.state
+    device = state.get("device") if isinstance(state, dict) else getattr(state, "device", None)
     return device if getattr(device, "platform", "cpu") != "cpu" else None
 
 
@@ -216,8 +223,7 @@ def _peak(backend, call, device, gpu_peak):
     if device is None:
         return _peak_memory(backend, call)
     if gpu_peak is None:
-        return None, (f"{memory.NOT_MEASURED}: the GPU keeps no statistics, "
-                      "or an earlier peak in this process hides this one"), {}
+        return None, f"{memory.NOT_MEASURED}: {memory.gpu_peak_hidden_reason(device)}", {}
     return gpu_peak, memory.GPU_MEMORY_STATS, {}
 
 
@@ -237,7 +243,8 @@ def _saved_graph_bytes(backend, prepared, inputs):
 
 
 def _after_gradient_info(prepared):
-    info = {k: v for k, v in prepared.info.items() if k in ("error_estimate_max", "step")}
+    info = {k: v for k, v in prepared.info.items()
+            if k in ("error_estimate_max", "step", "matmul_precision", "device_kind")}
     return info or None
 
 

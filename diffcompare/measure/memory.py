@@ -119,6 +119,17 @@ def peak_gpu_bytes(fn, device) -> int | None:
     return int(peak - in_use)
 
 
+def gpu_peak_hidden_reason(device) -> str:
+    """Why ``peak_gpu_bytes`` gave None on ``device``, in words, with the numbers."""
+    stats = _device_stats(device)
+    if stats is None or "peak_bytes_in_use" not in stats:
+        return "the GPU's allocator keeps no statistics (device.memory_stats() gave none)"
+    return (f"the device's high-water mark ({int(stats['peak_bytes_in_use'])} bytes since the worker "
+            "started) was set before this call, by compiling (XLA's autotuning) or an earlier "
+            "call, and is above this call's peak; JAX cannot reset it (memory_stats() has no "
+            "reset), so this call's own peak is unknown")
+
+
 def _device_stats(device):
     try:
         stats = device.memory_stats()

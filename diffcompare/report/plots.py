@@ -14,6 +14,7 @@ import numpy as np
 
 from .data import backend_order, finite, problem_order
 from ..backends.styles import style_of
+from ..results.winners import method_label
 from .svg import figure_svg, style
 
 class Failed(str):
@@ -103,9 +104,10 @@ def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x
         if rows.empty:
             continue
         fam = rows["family"].iloc[0]
-        (line,) = ax.plot(rows[x].astype(float), rows[column] * scale, label=b,
+        label = method_label(b, rows["device"] if "device" in rows else ())   # "jax-jit (gpu)"
+        (line,) = ax.plot(rows[x].astype(float), rows[column] * scale, label=label,
                           **backend_style(b, fam))
-        handles.setdefault(b, line)
+        handles.setdefault(label, line)
 
 
 def _tick_seconds(v) -> str:

@@ -300,6 +300,11 @@ class ResultsLog:
                 f"{self.dir} holds results of suite {run.get('suite', {}).get('name')!r}, not "
                 f"{suite_info.get('name')!r}; use another results folder or start over "
                 "(--fresh on the command line, fresh=True in Python).")
+        if run is not None and run.get("suite", {}).get("device", "cpu") != suite_info.get("device", "cpu"):
+            raise ResultsError(
+                f"{self.dir} holds results measured with device {run['suite'].get('device', 'cpu')!r}, "
+                f"not {suite_info.get('device', 'cpu')!r}: the rows of one method would come from two "
+                "devices. Use another results folder (--results) or start over (--fresh).")
         if run is None:
             stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
             run = {"run_id": f"{suite_info.get('name')}-{stamp}-{secrets.token_hex(3)}",

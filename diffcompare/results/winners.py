@@ -75,6 +75,12 @@ def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float 
     "least memory" compares ``peak_bytes``; within ``memory_rtol`` (or 16 KiB) of the least
     is a tie; the note names the memory sources when they differ. Over several seeds,
     a method's value is its median (time) or its largest (error, memory) over the seeds.
+
+    Devices (the cells table's ``device``, e.g. "gpu: NVIDIA H100 80GB HBM3"; a cell without
+    one ran on the CPU): where the compared methods ran on more than one device, the note
+    names the methods off the CPU and their device ("on gpu: jax-jit"), and "least memory"
+    ranks only the host-memory measurements (a GPU allocator's bytes are not on the host's
+    scale; the note names the methods left out).
     """
     import pandas as pd
 
@@ -111,6 +117,18 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
             left = sorted(set(rows[judged_by_self]["backend"]))
             notes.append(f"not ranked against their own agreement: {', '.join(left)}")
             rows = rows[[not j for j in judged_by_self]]
+    platforms = _platforms(rows)
+    if len(set(platforms.values())) > 1:
+        off_cpu = {}
+        for backend, platform in platforms.items():
+            if platform != "cpu":
+                off_cpu.setdefault(platform, []).append(backend)
+        notes.append("; ".join(f"on {p}: {', '.join(sorted(b))}" for p, b in sorted(off_cpu.items()))
+                     + "; the others on the cpu")
+        if criterion == "least memory":
+            device_bytes = sorted(b for b, p in platforms.items() if p != "cpu")
+            notes.append(f"device memory not ranked against host memory: {', '.join(device_bytes)}")
+            rows = rows[[platforms.get(b) == "cpu" for b in rows["backend"]]]
     without = sorted(set(rows["backend"]) - set(rows[rows[measure].notna()]["backend"]))
     rows = rows[rows[measure].notna()]
     if rows.empty:
@@ -176,6 +194,37 @@ def _rounding_floor(rows, value) -> float:
     return ROUNDING_FACTOR * float(np.median(value[exact]))
 
 
+def platform_of(device) -> str:
+    """The platform of a row's ``device`` ("gpu:0 NVIDIA H100" -> "gpu"); "cpu" when none.
+
+    >>> platform_of("gpu:0 NVIDIA H100 80GB HBM3"), platform_of(None), platform_of("cpu:0 cpu")
+    ('gpu', 'cpu', 'cpu')
+    """
+    return str(device).split(":")[0].strip() if isinstance(device, str) and device else "cpu"
+
+
+def method_label(backend, devices=()) -> str:
+    """``backend`` with the platforms it ran on beside it when any is not the CPU
+    ("jax-jit (gpu)"), for answers and plots that put methods of several devices together.
+
+    >>> method_label("jax-jit", ["gpu:0 NVIDIA H100"]), method_label("engine", ["cpu:0 cpu", None])
+    ('jax-jit (gpu)', 'engine')
+    """
+    off_cpu = sorted({platform_of(d) for d in devices} - {"cpu"})
+    return f"{backend} ({', '.join(off_cpu)})" if off_cpu else str(backend)
+
+
+def _platforms(rows) -> dict:
+    """backend -> the platform it ran on ("cpu", "gpu", ...: the device's part before ":")."""
+    if "device" not in rows:
+        return {b: "cpu" for b in rows["backend"]}
+    out = {}
+    for backend, device in zip(rows["backend"], rows["device"]):
+        if out.get(backend, "cpu") == "cpu":
+            out[backend] = platform_of(device)
+    return out
+
+
 def _quartiles(rows, per):
     """Per backend (q1, q3) of the gradient time: the samples' quartiles when the table
     has them, else median ± IQR / 2 (medians over seeds)."""
@@ -194,4 +243,4 @@ def _is_float(dtype) -> bool:
 
 
 __all__ = ["winners", "CRITERIA", "WINNER_COLUMNS", "ULPS", "MEMORY_RTOL", "MEMORY_ATOL",
-           "ROUNDING_FACTOR"]
+           "ROUNDING_FACTOR", "method_label", "platform_of"]

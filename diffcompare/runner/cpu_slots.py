@@ -1,10 +1,15 @@
-"""CPU slots: at most one group per core on a host, each group pinned to its own core.
+"""CPU slots: at most one group per core on a host, each group pinned to its own core;
+GPU slots: at most one group per GPU.
 
 A slot is an exclusive ``flock`` on ``<tmp>/diffcompare-cpu-slots-<uid>/cpu<N>.lock``, so
 every process of the host that runs groups (the local executor's threads, each Dask
 worker) shares one set of slots, and a slot is freed when its holder ends, even by
 ``SIGKILL``.  Timings stay per core: a group's worker process is started from the
 pinned thread and so runs on the slot's CPU alone.
+
+A group of GPU cells also holds a GPU slot (:func:`gpu_slot`, ``gpu<N>.lock`` beside the CPU
+locks), one per GPU JAX sees on the host: one such group per GPU at a time, locally and on
+every Dask worker of the host, so no two workers share a GPU's memory or its timings.
 """
 from __future__ import annotations
 
@@ -51,19 +56,59 @@ def cpu_slot(cancelled: threading.Event | None = None, poll_s: float = 0.05):
     ...     cpu in usable_cpus()
     True
     """
-    cpus = usable_cpus()
+    with _claim([f"cpu{cpu}" for cpu in usable_cpus()], cancelled, poll_s) as name:
+        cpu = int(name[3:])
+        with _thread_pinned(cpu):
+            yield cpu
+
+
+def gpu_count() -> int:
+    """GPUs on this host, as JAX sees them (``environment.accelerators``, asked once);
+    ``DIFFCOMPARE_GPUS=N`` says it instead."""
+    told = os.environ.get("DIFFCOMPARE_GPUS")
+    if told is not None:
+        try:
+            return max(0, int(told))
+        except ValueError:
+            raise ValueError(f"DIFFCOMPARE_GPUS must be a whole number of GPUs, not {told!r}.") from None
+    from .environment import accelerators
+
+    return int(accelerators().get("gpu_count") or 0)
+
+
+@contextlib.contextmanager
+def gpu_slot(cancelled: threading.Event | None = None, count: int | None = None,
+             poll_s: float = 0.05):
+    """Hold one GPU of this host (of ``count``, default :func:`gpu_count`); yields its index.
+
+    An exclusive ``flock`` on ``<tmp>/diffcompare-cpu-slots-<uid>/gpu<N>.lock``, like
+    :func:`cpu_slot`'s; waits while every GPU is held.  A host without a GPU still has one
+    slot, so groups asking for a GPU there run one at a time and record why they could not
+    use it.
+
+    >>> with gpu_slot(count=1) as gpu:
+    ...     gpu
+    0
+    """
+    count = gpu_count() if count is None else int(count)
+    with _claim([f"gpu{i}" for i in range(max(1, count))], cancelled, poll_s) as name:
+        yield int(name[3:])
+
+
+@contextlib.contextmanager
+def _claim(names, cancelled, poll_s):
+    """Hold the first free lock of ``names`` (waiting while all are held); yields its name."""
     folder = _slot_dir()
     while True:
-        for cpu in cpus:
-            fd = os.open(folder / f"cpu{cpu}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        for name in names:
+            fd = os.open(folder / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 os.close(fd)
                 continue
             try:
-                with _thread_pinned(cpu):
-                    yield cpu
+                yield name
             finally:
                 fcntl.flock(fd, fcntl.LOCK_UN)
                 os.close(fd)

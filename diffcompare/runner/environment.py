@@ -3,6 +3,15 @@
 Every worker gets one BLAS/OpenMP/XLA thread (and passes that on to its own
 children through the environment), so a timing measures the method, not how
 many cores the library grabbed.
+
+Devices.  A worker for a group of CPU cells gets ``JAX_PLATFORMS=cpu``: its JAX never
+starts CUDA, so it neither takes GPU memory nor waits for the GPU.  A worker for a group of
+GPU cells (one at a time per GPU: :func:`~.cpu_slots.gpu_slot`) gets ``GPU_WORKER_ENV``:
+JAX's preallocation of 75% of the GPU off (``XLA_PYTHON_CLIENT_PREALLOCATE=false``:
+it allocates what it uses, and its allocator statistics show that), and
+``CUDA_VISIBLE_DEVICES`` naming the slot's GPU.  A value the user set for one of
+``XLA_MEMORY_ENV`` (e.g. ``XLA_PYTHON_CLIENT_MEM_FRACTION=.5``) is kept; ``run.json``
+records the settings the GPU workers ran with.
 """
 from __future__ import annotations
 
@@ -34,10 +43,43 @@ MALLOC_ENV = {
 XLA_SINGLE_THREAD_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
 
 
-def worker_env(base=None) -> dict:
+#: A CPU worker's JAX sees the CPU only (never starts CUDA, never touches the GPU).
+CPU_WORKER_ENV = {"JAX_PLATFORMS": "cpu"}
+#: A GPU worker's JAX allocates on demand instead of preallocating 75% of the GPU
+#: (JAX's "GPU memory allocation" documentation); the user's own values win.
+GPU_WORKER_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+#: JAX's GPU memory settings, recorded in run.json.
+XLA_MEMORY_ENV = ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+                  "XLA_PYTHON_CLIENT_ALLOCATOR")
+
+
+def worker_env(base=None, device: str = "cpu", gpu: int | None = None) -> dict:
     """``base`` (default ``os.environ``) with the single-thread settings applied;
-    existing ``XLA_FLAGS`` are kept and the single-thread flags appended."""
+    existing ``XLA_FLAGS`` are kept and the single-thread flags appended.
+
+    ``device="cpu"``: ``JAX_PLATFORMS=cpu``.  ``device="gpu"``: ``GPU_WORKER_ENV`` under the
+    user's own settings, and with ``gpu`` (a slot's index) ``CUDA_VISIBLE_DEVICES`` naming
+    that GPU alone (the ``gpu``-th of the user's ``CUDA_VISIBLE_DEVICES`` when set).
+
+    >>> worker_env({}, "cpu")["JAX_PLATFORMS"]
+    'cpu'
+    >>> env = worker_env({"CUDA_VISIBLE_DEVICES": "2,3"}, "gpu", gpu=1)
+    >>> env["CUDA_VISIBLE_DEVICES"], env["XLA_PYTHON_CLIENT_PREALLOCATE"], "JAX_PLATFORMS" in env
+    ('3', 'false', False)
+    """
+    if device not in ("cpu", "gpu"):
+        raise ValueError(f"device must be 'cpu' or 'gpu', not {device!r}.")
     env = dict(os.environ if base is None else base)
+    if device == "cpu":
+        env.update(CPU_WORKER_ENV)
+    else:
+        if env.get("JAX_PLATFORMS", "").strip() == "cpu":
+            del env["JAX_PLATFORMS"]          # a CPU-only setting would hide the GPU asked for
+        for key, value in GPU_WORKER_ENV.items():
+            env.setdefault(key, value)
+        if gpu is not None:
+            visible = [v for v in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
+            env["CUDA_VISIBLE_DEVICES"] = visible[gpu] if gpu < len(visible) else str(gpu)
     env.update(THREAD_ENV)
     env.update(MALLOC_ENV)
     flags = env.get("XLA_FLAGS", "").split()
@@ -79,27 +121,71 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-_JAX_PROBE = ("import json, jax; "
-              "print(json.dumps([{'platform': d.platform, 'kind': getattr(d, 'device_kind', '')} "
-              "for d in jax.devices()]))")
+_JAX_PROBE = """
+import json, jax
+from diffcompare.backends import jax_backend
+out = {"devices": [{"platform": d.platform, "kind": getattr(d, "device_kind", "")}
+                   for d in jax.devices()]}
+try:
+    gpus = jax_backend._gpu_devices(jax)
+    if gpus:
+        out["gpu_platform_version"] = getattr(gpus[0].client, "platform_version", None)
+        out["devices"] = out["devices"] + [{"platform": d.platform, "kind": d.device_kind}
+                                           for d in gpus if d not in jax.devices()]
+except jax_backend.GpuStartError as exc:
+    out["gpu_error"] = str(exc)
+print(json.dumps(out))
+"""
+
+#: The CUDA build's packages, whose versions run.json records.
+GPU_PACKAGES = ("jax-cuda12-plugin", "jax-cuda12-pjrt", "nvidia-cuda-runtime-cu12",
+                "nvidia-cudnn-cu12")
+
+
+def _nvidia_driver() -> str | None:
+    """The NVIDIA driver version from ``nvidia-smi`` (None without it)."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = out.stdout.strip().splitlines() if out.returncode == 0 else []
+    return lines[0].strip() if lines else None
 
 
 @functools.lru_cache(maxsize=1)
 def accelerators(timeout_s: float = 60.0) -> dict:
-    """Devices as JAX sees them, asked in a subprocess (so the runner itself never
-    imports JAX): ``{"jax_devices": [...], "gpu": "<kind>" or None}``."""
+    """Devices as JAX sees them, asked in a subprocess started as a GPU worker is (so the
+    runner itself never imports JAX, and the probe does not preallocate the GPU):
+    ``{"jax_devices": [...], "gpu": "<kind>" or None, "gpu_count": n, "cuda": {...}}``;
+    ``gpu_error`` says why a GPU JAX has a plugin for failed to start."""
     if _version("jax") is None:
-        return {"jax_devices": None, "gpu": None, "note": "jax not installed"}
+        return {"jax_devices": None, "gpu": None, "gpu_count": 0, "note": "jax not installed"}
     try:
         out = subprocess.run([sys.executable, "-c", _JAX_PROBE], capture_output=True, text=True,
-                             timeout=timeout_s, env=worker_env())
-        devices = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
+                             timeout=timeout_s, env=worker_env(device="gpu"))
+        probe = json.loads(out.stdout.strip().splitlines()[-1]) if out.returncode == 0 else None
     except (subprocess.TimeoutExpired, OSError, ValueError, IndexError):
-        devices = None
-    if devices is None:
-        return {"jax_devices": None, "gpu": None, "note": "could not ask jax for its devices"}
+        probe = None
+    if not isinstance(probe, dict):
+        return {"jax_devices": None, "gpu": None, "gpu_count": 0,
+                "note": "could not ask jax for its devices"}
+    devices = probe["devices"]
     gpus = [d["kind"] or d["platform"] for d in devices if d["platform"] in ("gpu", "cuda", "rocm")]
-    return {"jax_devices": devices, "gpu": gpus[0] if gpus else None}
+    found = {"jax_devices": devices, "gpu": gpus[0] if gpus else None, "gpu_count": len(gpus)}
+    if probe.get("gpu_error"):
+        found["gpu_error"] = probe["gpu_error"]
+    if gpus or probe.get("gpu_error"):
+        found["cuda"] = {"platform_version": probe.get("gpu_platform_version"),
+                         "driver": _nvidia_driver(),
+                         **{name: _version(name) for name in GPU_PACKAGES}}
+    return found
+
+
+def xla_memory_settings() -> dict:
+    """The XLA memory settings a GPU worker runs with (unset ones: None)."""
+    env = worker_env(device="gpu")
+    return {key: env.get(key) for key in XLA_MEMORY_ENV}
 
 
 def capture_environment() -> dict:
@@ -119,5 +205,6 @@ def capture_environment() -> dict:
         "cpu_affinity": affinity,
         **accelerators(),
         "thread_env": {k: v for k, v in worker_env().items() if k in THREAD_ENV or k == "XLA_FLAGS"},
+        "gpu_worker_env": xla_memory_settings(),
         "hostname": socket.gethostname(),
     }

@@ -3,7 +3,9 @@
 A *cell* is one (problem, size, seed, backend, dtype). A *group* is all the
 cells of one (problem, size, seed, dtype): its backends run back to back in one
 worker process, so their times are measured side by side and their ratios
-mean something.
+mean something.  In a suite with ``device = "gpu"`` the cells asked for the GPU form a
+group of their own (``Group.device == "gpu"``, run one per GPU at a time) beside the
+group of the same (problem, size, seed, dtype)'s CPU cells.
 
 Groups come out ordered by problem, dtype, size (ascending) and seed, so that a
 sequential run reaches the small sizes of a backend before its large ones (a
@@ -22,6 +24,11 @@ class BackendSpec:
     options: dict = dataclasses.field(default_factory=dict)
     timeout_s: float = 60.0
 
+    @property
+    def device(self) -> str:
+        """The device the cell is asked to compute on (``backend_options.device``; "cpu")."""
+        return (self.options.get("backend_options") or {}).get("device", "cpu")
+
     def to_json(self) -> dict:
         return {"name": self.name, "options": self.options, "timeout_s": self.timeout_s}
 
@@ -35,10 +42,12 @@ class Group:
     seed: int
     dtype: str
     backends: tuple          # of BackendSpec, in run order
+    device: str = "cpu"      # "gpu": its backends were asked for the GPU (one group per GPU)
 
     @property
     def name(self) -> str:
-        return f"{self.problem}/{self.size}/seed{self.seed}/{self.dtype}"
+        return f"{self.problem}/{self.size}/seed{self.seed}/{self.dtype}" + (
+            "/gpu" if self.device == "gpu" else "")
 
     def cell_key(self, backend: str) -> tuple:
         """The (problem, size, seed, backend, dtype) key (see ``schema.CELL_COLUMNS``)."""
@@ -49,12 +58,13 @@ class Group:
 
     def to_json(self) -> dict:
         return {"problem": self.problem, "size": self.size, "seed": self.seed, "dtype": self.dtype,
-                "backends": [b.to_json() for b in self.backends]}
+                "backends": [b.to_json() for b in self.backends], "device": self.device}
 
     @classmethod
     def from_json(cls, data: dict) -> "Group":
         return cls(problem=data["problem"], size=int(data["size"]), seed=int(data["seed"]),
-                   dtype=data["dtype"], backends=tuple(BackendSpec(**b) for b in data["backends"]))
+                   dtype=data["dtype"], backends=tuple(BackendSpec(**b) for b in data["backends"]),
+                   device=data.get("device", "cpu"))
 
 
 def build_groups(suite) -> list[Group]:
@@ -77,7 +87,8 @@ def build_groups(suite) -> list[Group]:
                     for seed in suite.seeds:
                         specs = cells.setdefault((p, int(size), int(seed), dtype), {})
                         for b in block.backends:
-                            options = {**suite.cell_options, **block.options.get(b, {})}
+                            options = _on_device({**suite.cell_options, **block.options.get(b, {})},
+                                                 b, suite.device)
                             spec = BackendSpec(b, options, timeout_s)
                             old = specs.get(b)
                             if old is not None and old != spec:
@@ -90,8 +101,27 @@ def build_groups(suite) -> list[Group]:
     dtype_order = {d: i for i, d in enumerate(suite.dtypes)}
     seed_order = {s: i for i, s in enumerate(suite.seeds)}
     keys = sorted(cells, key=lambda k: (problem_order[k[0]], dtype_order[k[3]], k[1], seed_order[k[2]]))
-    return [Group(p, size, seed, dtype, tuple(cells[(p, size, seed, dtype)].values()))
-            for (p, size, seed, dtype) in keys]
+    groups = []
+    for (p, size, seed, dtype) in keys:
+        specs = tuple(cells[(p, size, seed, dtype)].values())
+        for device in ("gpu", "cpu"):      # the GPU cells in a group of their own, first
+            on = tuple(s for s in specs if (s.device == "gpu") == (device == "gpu"))
+            if on:
+                groups.append(Group(p, size, seed, dtype, on, device))
+    return groups
+
+
+def _on_device(options: dict, backend: str, device: str) -> dict:
+    """``options`` of ``backend``'s cells in a suite that asks for ``device``: a backend that can
+    compute on the GPU is given ``backend_options.device = "gpu"`` (unless its options say
+    otherwise); the others run on the CPU, and their rows say so."""
+    from .. import backends
+
+    if device != "gpu" or "gpu" not in backends.devices_of(backend):
+        return options
+    backend_options = dict(options.get("backend_options") or {})
+    backend_options.setdefault("device", "gpu")
+    return {**options, "backend_options": backend_options}
 
 
 def count_cells(groups) -> int:

@@ -30,6 +30,12 @@ The runner does not interpret options: each backend cell's cell function gets
 ``backend_options`` as constructor keywords, and ``samples``,
 ``min_sample_s``, ``cache_dir``.)
 
+Devices.  ``device = "gpu"`` runs the cells of the backends that can compute on a GPU
+(``Backend.devices``: the JAX ones) there, each such (problem, size, seed, dtype) as a group
+of its own, one group per GPU at a time; the other backends' cells stay on the CPU.  The
+default, ``"cpu"``, keeps every cell on the CPU even where JAX sees a GPU.
+(``diffcompare run --device gpu`` sets it for a run.)
+
 Optional top-level keys: ``cell_function`` ("module:function", the measuring
 function a worker calls; default ``diffcompare.measure.cell:measure_cell``),
 ``cell_options`` (a table given to every cell) and ``memory_limit_mb``
@@ -56,7 +62,9 @@ from . import modules as _modules
 
 _TOP_KEYS = {"name", "description", "seeds", "dtypes", "timeout_s", "problem_modules",
              "grid", "cell_function", "cell_options", "memory_limit_mb", "studies",
-             "study_timeout_s", "quick_studies"}
+             "study_timeout_s", "quick_studies", "device"}
+#: Where a suite's cells compute: "cpu" (the default) or "gpu" (backends that can, on the GPU).
+SUITE_DEVICES = ("cpu", "gpu")
 DEFAULT_STUDY_TIMEOUT_S = 900.0
 _BLOCK_KEYS = {"problems", "backends", "sizes", "options", "timeout_s"}
 
@@ -92,6 +100,7 @@ class Suite:
     study_timeout_s: float = DEFAULT_STUDY_TIMEOUT_S
     quick_studies: bool = False
     path: Path | None = None         # the TOML file it came from, if any
+    device: str = "cpu"              # "gpu": backends that can compute on a GPU do (the others on the CPU)
 
     @property
     def base_dir(self) -> Path:
@@ -134,6 +143,10 @@ class Suite:
         quick_studies = data.get("quick_studies", False)
         if not isinstance(quick_studies, bool):
             raise SuiteError(f"{where}: `quick_studies` must be true or false, got {quick_studies!r}.")
+        device = data.get("device", "cpu")
+        if device not in SUITE_DEVICES:
+            raise SuiteError(f"{where}: `device` must be \"cpu\" or \"gpu\", got {device!r} "
+                             "(\"gpu\" runs the methods that can on the GPU; the rest stay on the CPU).")
         blocks = data.get("grid", [] if studies else None)
         if not isinstance(blocks, list) or not (blocks or studies):
             raise SuiteError(f"{where}: add at least one [[grid]] block with problems, backends and sizes "
@@ -145,7 +158,7 @@ class Suite:
                     cell_options=dict(cell_options),
                     memory_limit_mb=memory_limit_mb, studies=studies,
                     study_timeout_s=study_timeout_s, quick_studies=quick_studies,
-                    path=Path(path) if path else None)
+                    path=Path(path) if path else None, device=device)
         if validate:
             suite.validate()
         return suite

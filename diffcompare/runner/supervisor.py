@@ -2,7 +2,9 @@
 
 :class:`GroupRunner` is the ``run_group`` callable an executor calls. For one
 group it starts a worker (``python -m diffcompare.runner.worker``, its own
-process group, one thread per numerical library), reads the worker's events
+process group, one thread per numerical library; a group of GPU cells first claims a GPU
+slot and its workers get the GPU settings of :func:`.environment.worker_env`, one worker
+per cell so that each reads its own GPU memory high-water mark), reads the worker's events
 with a deadline, and writes each row as it arrives. Then:
 
 - no event for ``timeout_s`` seconds (the backend in progress made no
@@ -88,12 +90,12 @@ class TimeoutMemory:
 class _Worker:
     """One worker process and a thread that reads its events into a queue."""
 
-    def __init__(self, task: dict, python: str, stderr_path=None):
+    def __init__(self, task: dict, python: str, stderr_path=None, env=None):
         self._stderr = open(stderr_path, "w+b") if stderr_path else tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
             [python, "-m", "diffcompare.runner.worker"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._stderr,
-            start_new_session=True, env=worker_env())
+            start_new_session=True, env=env if env is not None else worker_env())
         self._events: queue.Queue = queue.Queue()
         self._kill_lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True, name=f"worker-{self.proc.pid}")
@@ -234,7 +236,12 @@ class GroupRunner:
             worker.kill()
 
     def __call__(self, group: Group) -> GroupResult:
-        return _GroupRun(self, group).run()
+        if group.device != "gpu":
+            return _GroupRun(self, group, worker_env(device="cpu")).run()
+        from .cpu_slots import gpu_slot
+
+        with gpu_slot(self._cancelled) as gpu:    # one group per GPU at a time, host-wide
+            return _GroupRun(self, group, worker_env(device="gpu", gpu=gpu)).run()
 
     # --- helpers used by _GroupRun ---------------------------------------------
 
@@ -244,10 +251,10 @@ class GroupRunner:
                 "problem_modules": self.problem_modules, "base_dir": self.base_dir,
                 "memory_limit_mb": self.memory_limit_mb}
 
-    def start_worker(self, task) -> _Worker:
+    def start_worker(self, task, env=None) -> _Worker:
         if self._cancelled.is_set():
             raise Cancelled()
-        worker = _Worker(task, self.python)
+        worker = _Worker(task, self.python, env=env)
         with self._lock:
             self._active.add(worker)
         return worker
@@ -269,8 +276,8 @@ def _product_note(rows):
 class _GroupRun:
     """The state of running one group: rows so far, the backend in progress."""
 
-    def __init__(self, runner: GroupRunner, group: Group):
-        self.runner, self.group = runner, group
+    def __init__(self, runner: GroupRunner, group: Group, env=None):
+        self.runner, self.group, self.env = runner, group, env
         self.result = GroupResult(group, [], {}, written=runner.sink is not None)
         self.phase_rows: dict = {}           # backend -> its rows so far
         self.skip_setup = False              # the group's shared work timed out once
@@ -286,13 +293,19 @@ class _GroupRun:
                 self._cell_start(spec.name)
                 self._finish(spec.name, "skipped", f"skipped: a smaller size timed out (size {blocked})")
         while todo:
-            todo = self._run_worker(todo)
+            if self.group.device == "gpu":
+                # a worker per GPU cell: the GPU allocator's high-water mark cannot be reset, so
+                # each cell's peak is read in a process no other cell has raised it in
+                todo = self._run_worker(todo[:1]) + todo[1:]
+            else:
+                todo = self._run_worker(todo)
         return self.result
 
     # One worker: runs backends until it finishes, times out or dies; returns those left.
     def _run_worker(self, todo: list) -> list:
         runner = self.runner
-        worker = runner.start_worker({**runner.task(self.group, todo), "skip_setup": self.skip_setup})
+        worker = runner.start_worker({**runner.task(self.group, todo), "skip_setup": self.skip_setup},
+                                     self.env)
         left = list(todo)
         current = None            # the backend in progress (None between backends)
         ready = False

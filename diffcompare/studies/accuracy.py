@@ -34,6 +34,7 @@ EXPECTED = (
 #: the classes in SCALES_WITH_F))
 CLASSES = {
     "exact": (("engine", "manual", "sympy", "sympy-cse", "sympy-reverse", "symengine", "jax-jit", "jax-eager",
+               "jax-jit-cpu", "jax-jit-tf32",
                "torch"), None, 1e-13),
     "complex-step": (("fd-complex-step",), None, 1e-13),
     "central": (("fd-central",), 1e-14, 1e-7),

@@ -35,6 +35,13 @@ def environment_data(data) -> dict:
                     ["GPU", env.get("gpu") or "none"],
                     ["JAX devices", ", ".join(f"{d.get('platform')}:{d.get('kind')}"
                                               for d in env.get("jax_devices") or []) or "—"],
+                    *([["GPU start failure", env["gpu_error"]]] if env.get("gpu_error") else []),
+                    *([["CUDA", ", ".join(f"{k} {v}" for k, v in env["cuda"].items() if v)
+                        or "—"]] if env.get("cuda") else []),
+                    *([["GPU workers' XLA memory settings",
+                        ", ".join(f"{k}={v}" for k, v in env["gpu_worker_env"].items()
+                                  if v is not None) or "—"]]
+                      if suite.get("device") == "gpu" and env.get("gpu_worker_env") else []),
                     ["Python", f"{env.get('python', '—')} ({env.get('implementation', '')})"],
                     ["platform", env.get("platform") or "—"],
                     ["host", env.get("hostname") or "—"]],
@@ -45,6 +52,7 @@ def environment_data(data) -> dict:
                       "machine changed" if s.get("environment") else ""]
                      for s in run.get("sessions") or []],
         "suite": [["name", suite.get("name", "—")], ["file", suite.get("path") or "—"],
+                  ["device", suite.get("device") or "cpu"],
                   ["seeds", ", ".join(map(str, suite.get("seeds") or []))],
                   ["dtypes", ", ".join(suite.get("dtypes") or [])],
                   ["timeout per cell", f"{fmt_num(suite.get('timeout_s'))} s"],

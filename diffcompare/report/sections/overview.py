@@ -136,6 +136,7 @@ def _headlines(data) -> Markup:
         return join(tag("h3", "Headline findings"), p("No float64 cell finished ok, so there is nothing "
                                                       "to compare.", class_="warn"))
     from ...results import winners
+    from ...results.winners import method_label
 
     w = winners(data.cells[data.cells["dtype"] == "float64"])
     rows = []
@@ -148,17 +149,23 @@ def _headlines(data) -> Markup:
         fast_rows = w[(w["problem"] == prob) & (w["criterion"] == "fastest exact")]
         size = int(fast_rows["size"].max()) if not fast_rows.empty else int(sub["size"].max())
         at = w[(w["problem"] == prob) & (w["size"] == size)].set_index("criterion")
+        devices = sub[sub["size"] == size].groupby("backend")["device"].apply(list).to_dict() \
+            if "device" in sub else {}
+
+        def named(methods):                  # "jax-jit (gpu)" beside CPU methods
+            return ", ".join(method_label(m, devices.get(m, ())) for m in methods)
+
         if "fastest exact" not in at.index:
             fastest, t_fast, eng, ratio = "no exact method ok", None, None, None
         else:
-            fastest, t_fast = ", ".join(at.loc["fastest exact", "winners"]), at.loc["fastest exact", "best"]
+            fastest, t_fast = named(at.loc["fastest exact", "winners"]), at.loc["fastest exact", "best"]
             e = sub[(sub["size"] == size) & (sub["backend"] == "engine")]["gradient_s"]
             eng = e.iloc[0] if len(e) else None
             ratio = eng / t_fast if eng is not None and t_fast else None
         if "most accurate" not in at.index:
             best_txt, best_val = "no accuracy measured", None
         else:
-            best_txt, best_val = ", ".join(at.loc["most accurate", "winners"]), at.loc["most accurate", "best"]
+            best_txt, best_val = named(at.loc["most accurate", "winners"]), at.loc["most accurate", "best"]
         rows.append([tag("span", prob, class_="name"), size, fastest, fmt_seconds(t_fast),
                      fmt_seconds(eng), fmt_ratio(ratio), best_txt, fmt_error(best_val)])
     fastest = table(["problem", "size", "fastest exact (ties listed)", "its gradient time",
