@@ -22,6 +22,7 @@ TOLERANCE = {
     "engine": 1e-10, "manual": 1e-10, "sympy": 1e-10, "sympy-cse": 1e-10, "sympy-reverse": 1e-10,
     "symengine": 1e-10,
     "jax-jit": 1e-10, "jax-eager": 1e-10, "torch": 1e-10, "engine-compiled": 1e-12,
+    "jax-jit-cpu": 1e-10, "jax-jit-tf32": 1e-10,
     "fd-complex-step": 1e-13, "fd-richardson": 1e-9, "fd-central": 1e-6, "fd-forward": 1e-4,
     "autograd": 1e-10, "jax-jacfwd": 1e-10, "engine-jvp": 1e-10, "numdifftools": 1e-9,
 }

@@ -224,7 +224,7 @@ def _cells(devices, peaks, sources):
 
 
 def test_answers_name_the_device_and_keep_gpu_bytes_off_the_host_scale():
-    cells = _cells(["gpu:0 NVIDIA H100", "cpu:0 cpu", "cpu:0 cpu"], [100.0, 5000.0, 9000.0],
+    cells = _cells(["gpu:0 NVIDIA H100", "cpu:0 cpu", "cpu:0 cpu"], [100.0, 50_000.0, 90_000.0],
                    ["gpu-memory-stats", "memray-native", "memray-native"])
     w = winners(cells).set_index("criterion")
     assert "on gpu: jax-jit" in w.loc["fastest exact", "note"]
