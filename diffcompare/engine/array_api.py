@@ -57,8 +57,14 @@ def ones(shape, dtype=np.float64):
     return Tensor(np.ones(shape, dtype))
 
 
-def full(shape, fill_value, dtype=np.float64):
-    return Tensor(np.full(shape, fill_value, dtype))
+def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` filled with ``fill_value``; a Tensor fill value is broadcast
+    (differentiable: its gradient is the sum over the filled array, as HIPS autograd's)."""
+    if isinstance(fill_value, Tensor):
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        value = fill_value if dtype is None else ops.astype(fill_value, dtype)
+        return ops.broadcast_to(value, shape)
+    return Tensor(np.full(shape, fill_value, np.float64 if dtype is None else dtype))
 
 
 def zeros_like(x):

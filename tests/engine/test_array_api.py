@@ -188,3 +188,15 @@ def test_namespace_asarray_keeps_the_graph():
     y = xp.sum(xp.asarray(x) ** 2) + xp.sum(xp.clip(x, 1.5, None))
     y.backward()
     close(x.grad, [2.0, 5.0])
+
+
+def test_full_of_a_tensor_is_differentiable_in_its_fill_value():
+    """np.full(shape, t) with a Tensor t: as HIPS autograd, d/dt sum(w * full) = sum(w)."""
+    t = Tensor(1.5, requires_grad=True)
+    w = np.arange(6.0).reshape(2, 3)
+    out = array_api.full((2, 3), t)
+    assert out.shape == (2, 3) and np.all(out.data == 1.5)
+    (out * w).sum().backward()
+    assert float(t.grad.data) == 15.0
+    assert array_api.full(3, 2.0).data.tolist() == [2.0, 2.0, 2.0]
+    assert array_api.full((2,), Tensor(np.float32(1.0))).dtype == np.float32
