@@ -351,3 +351,24 @@ def test_matmul_through_np_dot_matches_np_matmul_and_gradients(a_shape, b_shape,
     np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), rtol=tol, atol=tol)
     if a_shape[0] == 1 and len(a_shape) == 2:   # a one-row batch: b's gradient is an outer product
         np.testing.assert_array_equal(y.grad.data, a.T * w)
+
+
+# --- Div's gradient for a broadcast denominator: summed back before dividing by b**2 ------
+
+@pytest.mark.parametrize("a_shape, b_shape", [((4, 1, 3), (2, 3)), ((2, 3), (2, 1)),
+                                              ((1, 2, 1), (3, 1, 1, 4)), ((5, 6), ())])
+def test_div_by_a_broadcast_denominator_against_torch_in_every_mode(a_shape, b_shape):
+    from opcheck import check, rng
+
+    g = rng("div", len(a_shape), len(b_shape))
+    a, b = g.standard_normal(a_shape), g.uniform(0.5, 2.0, b_shape)
+    check(lambda x, y: x / y, lambda x, y: x / y, [a, b])
+
+
+def test_softmax_by_division_matches_torch_gradients():
+    """e / e.sum(axis, keepdims): the denominator's gradient takes the summed route."""
+    from opcheck import check
+
+    x = np.random.default_rng(5).standard_normal((6, 7))
+    check(lambda t: (t.exp() / t.exp().sum(axis=1, keepdims=True)) ** 2,
+          lambda t: (t.exp() / t.exp().sum(1, keepdim=True)) ** 2, [x])

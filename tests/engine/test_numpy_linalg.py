@@ -487,3 +487,33 @@ def test_matrix_norms_of_singular_values(ord):
                                np.linalg.norm(x, ord, (2, 0), keepdims=True), rtol=1e-12)
     check(lambda t: L.norm(t, ord, (1, 2)), lambda t: torch.linalg.matrix_norm(t, ord, dim=(1, 2)),
           [x], key=_k(ord))
+
+
+# --- einsum's matrix-product route (_contract2): large plain contractions go through BLAS ---
+
+CONTRACTIONS = [("id,jd->ij", (64, 16), (48, 16)), ("ij,jd->id", (40, 50), (50, 16)),
+                ("abc,cd->abd", (3, 20, 30), (30, 12)), ("ijk,jl->lki", (10, 12, 14), (12, 9)),
+                ("bik,bkj->bij", (5, 10, 12), (5, 12, 9)), ("aijc,cd->iad", (3, 9, 10, 12), (12, 10)),
+                # not matrix products: np.einsum's own loop (outer, matvec, diagonal, elementwise)
+                ("i,j->ij", (300,), (300,)), ("aijc,cj->ia", (3, 9, 10, 12), (12, 10)), ("bij,bj->bi", (20, 30, 40), (20, 40)),
+                ("ij,ij->i", (300, 300), (300, 300)), ("ii,ij->j", (300, 300), (300, 20))]
+
+
+@pytest.mark.parametrize("spec, a_shape, b_shape", CONTRACTIONS, ids=[c[0] for c in CONTRACTIONS])
+def test_two_operand_einsum_equals_numpys_on_every_route(spec, a_shape, b_shape):
+    from diffcompare.engine.ops.linalg import _contract2, _np_einsum
+
+    g = rng("contract", spec)
+    a, b = g.standard_normal(a_shape), g.standard_normal(b_shape)
+    takes_blas = a.size * b.size >= (1 << 16) and _contract2(spec, a, b) is not None
+    assert takes_blas == (CONTRACTIONS.index((spec, a_shape, b_shape)) < 6), spec
+    np.testing.assert_allclose(_np_einsum(spec, a, b), np.einsum(spec, a, b), rtol=1e-12, atol=1e-12)
+
+
+def test_attention_by_einsum_through_blas_against_torch_in_every_mode():
+    import torch
+
+    g = rng("attention")
+    q, k = 0.3 * g.standard_normal((40, 12)), 0.3 * g.standard_normal((30, 12))
+    check(lambda a, b: E.einsum("id,jd->ij", a, b).tanh(),
+          lambda a, b: torch.einsum("id,jd->ij", a, b).tanh(), [q, k])

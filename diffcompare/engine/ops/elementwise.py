@@ -305,8 +305,16 @@ class Div(Function):
     def backward(self, g):
         b = self.saved_value("other")
         need_a, need_b = self.needs_input_grad
-        return (g / b if need_a else None,
-                -g * self.saved_value("self") / (b * b) if need_b else None)
+        ga = g / b if need_a else None
+        if not need_b:
+            return ga, None
+        a = self.saved_value("self")
+        shapes = self._input_shapes
+        if shapes is not None and shapes[1] != g.shape:
+            # b was broadcast (a softmax's e / sum(e)): sum g * a back to b's shape first, then
+            # divide the fewer elements by b**2 (two full-size passes fewer)
+            return ga, -dual.sum_to(g * a, shapes[1]) / (b * b)
+        return ga, -g * a / (b * b)
 
 
 class Pow(Function):

@@ -3,6 +3,7 @@ broadcasting), ``einsum`` (the core of ``dot``, ``vdot``, ``inner``, ``outer``, 
 and ``kron``), and the ``linalg`` functions with their backward nodes."""
 from __future__ import annotations
 
+import functools
 import string as _string
 import warnings as _warnings
 
@@ -175,7 +176,73 @@ def parse_einsum(subscripts: str, shapes) -> tuple:
 
 
 def _np_einsum(spec: str, *operands):
+    if len(operands) == 2 and operands[0].size * operands[1].size >= _BLAS_WORK:
+        product = _contract2(spec, *operands)
+        if product is not None:
+            return product
     return np.einsum(spec, *operands, optimize=len(operands) > 2)
+
+
+_BLAS_WORK = 1 << 16   # below this (a.size * b.size), np.einsum's own loop is as quick
+_BLAS_SIDE = 8         # ... and when m, n or k of the product is below this
+
+
+@functools.lru_cache(maxsize=256)
+def _contraction_plan(spec: str):
+    """For ``'a_labels,b_labels->out'``: the axes each operand sums first, its transpose to
+    (batch, m or n, k) order, the labels of batch, m, k, n, and the output's transpose; None
+    when a label repeats within an operand (a diagonal: not a plain contraction)."""
+    ins, out = spec.split("->")
+    a_labels, b_labels = ins.split(",")
+    if len(set(a_labels)) != len(a_labels) or len(set(b_labels)) != len(b_labels):
+        return None
+    in_a, in_b, in_out = set(a_labels), set(b_labels), set(out)
+    sums_a = tuple(i for i, c in enumerate(a_labels) if c not in in_b and c not in in_out)
+    sums_b = tuple(i for i, c in enumerate(b_labels) if c not in in_a and c not in in_out)
+    a_kept = "".join(c for i, c in enumerate(a_labels) if i not in sums_a)
+    b_kept = "".join(c for i, c in enumerate(b_labels) if i not in sums_b)
+    batch = "".join(c for c in a_kept if c in in_b and c in in_out)
+    inner = "".join(c for c in a_kept if c in in_b and c not in in_out)
+    left = "".join(c for c in a_kept if c not in in_b)
+    right = "".join(c for c in b_kept if c not in in_a)
+    order = batch + left + right
+    return (sums_a, sums_b, tuple(a_kept.index(c) for c in batch + left + inner),
+            tuple(b_kept.index(c) for c in batch + inner + right), a_kept, b_kept,
+            (batch, left, inner, right), tuple(order.index(c) for c in out))
+
+
+def _contract2(spec: str, a, b):
+    """``np.einsum(spec, a, b)`` as one (batched) matrix product, or None where that does not
+    pay (a diagonal, an outer product, a matrix-vector product, small m, n or k).
+
+    ``np.einsum`` without ``optimize`` runs its own loop, not BLAS: ``'id,jd->ij'`` of two
+    (256, 32) arrays takes 0.73 ms against 0.28 ms here.  The labels are sorted into batch
+    (in a, b and out), contracted (in a and b only), kept (in one operand and out) and summed
+    (in one operand only, summed first); the operands are transposed and reshaped to
+    (batch, m, k) @ (batch, k, n), as ``tensordot`` and ``torch.einsum`` do.
+    """
+    plan = _contraction_plan(spec)
+    if plan is None:
+        return None
+    sums_a, sums_b, a_axes, b_axes, a_kept, b_kept, (batch, left, inner, right), back = plan
+    size = dict(zip(spec.split("->")[0].replace(",", ""), a.shape + b.shape))
+
+    def count(labels):
+        n = 1
+        for c in labels:
+            n *= size[c]
+        return n
+
+    m, k, n = count(left), count(inner), count(right)
+    if min(m, k, n) < _BLAS_SIDE:
+        return None
+    if sums_a:
+        a = a.sum(axis=sums_a)
+    if sums_b:
+        b = b.sum(axis=sums_b)
+    nb = count(batch)
+    product = a.transpose(a_axes).reshape(nb, m, k) @ b.transpose(b_axes).reshape(nb, k, n)
+    return product.reshape([size[c] for c in batch + left + right]).transpose(back)
 
 
 def _einsum(ins, out, operands):
