@@ -372,3 +372,26 @@ def test_softmax_by_division_matches_torch_gradients():
     x = np.random.default_rng(5).standard_normal((6, 7))
     check(lambda t: (t.exp() / t.exp().sum(axis=1, keepdims=True)) ** 2,
           lambda t: (t.exp() / t.exp().sum(1, keepdim=True)) ** 2, [x])
+
+
+@pytest.mark.parametrize("shape, axis", [((300, 300, 3), 1), ((4, 50, 6, 7), 1), ((4, 50, 6, 7), 2),
+                                         ((20, 1000, 8), 1), ((6, 700, 2), 1)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("keepdims", [True, False])
+def test_sum_over_one_middle_axis_is_numpys_reduce_exactly(shape, axis, dtype, keepdims):
+    """The einsum route adds the same rows in the same order: equal bit for bit."""
+    x = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+    x.flat[7] = np.nan
+    out = dual.add_reduce(x, (axis,), keepdims)
+    want = np.add.reduce(x, axis=axis, keepdims=keepdims)
+    assert out.dtype == want.dtype and out.shape == want.shape
+    np.testing.assert_array_equal(out, want)
+
+
+def test_pairwise_distances_gradient_against_torch_in_every_mode():
+    """x[:, None] - x[None]: the gradient is summed back over a middle axis."""
+    from opcheck import check
+
+    y = np.random.default_rng(9).standard_normal((70, 3))
+    check(lambda t: (-((t[:, None, :] - t[None, :, :]) ** 2).sum(axis=-1)).exp(),
+          lambda t: (-((t[:, None, :] - t[None, :, :]) ** 2).sum(-1)).exp(), [y])

@@ -62,7 +62,8 @@ def add_reduce(x, axes: tuple, keepdims: bool):
       to rounding;
     - over leading axes (a bias gradient summed over the batch), ``np.einsum('ij->j')``,
       which adds the rows in the same order as the reduce (sum(axis=0) of (4096, 10):
-      38 us, not 177).
+      38 us, not 177);
+    - over one middle axis, ``np.einsum('ijk->ik')``, again in the reduce's order.
     """
     if (type(x) is np.ndarray and x.size >= _LARGE and x.ndim >= 2 and x.dtype.kind == "f"
             and x.flags.c_contiguous):
@@ -75,6 +76,15 @@ def add_reduce(x, axes: tuple, keepdims: bool):
             n = x.shape[-1]
             out = (x.reshape(-1, n) @ np.ones(n, x.dtype)).reshape(x.shape[:-1])
             return out[..., None] if keepdims else out
+        if k == 1 and 0 < axes[0] < x.ndim - 1 and x.itemsize >= 4:
+            # one middle axis (a pairwise difference's gradient, (n, n, d) -> (n, 1, d)):
+            # NumPy's reduce strides through it one short row at a time; einsum adds the
+            # same rows in the same order, 2-5x faster ((300, 300, 3): 1.33 -> 0.27 ms)
+            ax = axes[0]
+            rows = (math.prod(x.shape[:ax]), x.shape[ax], math.prod(x.shape[ax + 1:]))
+            out = np.einsum("ijk->ik", x.reshape(rows))
+            shape = x.shape[:ax] + ((1,) if keepdims else ()) + x.shape[ax + 1:]
+            return out.reshape(shape)
     return np.add.reduce(x, axis=axes, keepdims=keepdims)
 
 
