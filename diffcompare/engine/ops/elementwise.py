@@ -330,6 +330,8 @@ class Pow(Function):
     def forward(self, a, exponent):
         self.exponent = exponent
         self.save_for_backward(self=a)
+        if exponent == 2:   # the common square: NumPy's own fast path, no dispatch here
+            return a.data ** 2
         if self.needs_input_grad:
             out, self._lower = power_with_lower(a.data, exponent)
             return out
