@@ -400,32 +400,42 @@ def build_objective_jax(fn, arrays, n_wrt):
     return jax_jit_step
 
 
-def bench_objectives(args):
+def engine_and_torch_steps(fn, arrays, n_wrt, engine_xp, torch_xp):
+    """One gradient of ``fn(xp, *arrays)`` w.r.t. the first ``n_wrt`` arrays, as two
+    callables: the engine eager on ``engine_xp`` and torch eager on ``torch_xp``; each returns
+    the gradients as NumPy arrays."""
     import torch
 
+    from diffcompare.engine import Tensor
+
+    e_const = [Tensor(a) for a in arrays[n_wrt:]]
+    e_wrt = [Tensor(a, requires_grad=True) for a in arrays[:n_wrt]]
+    t_const = [torch.from_numpy(a) for a in arrays[n_wrt:]]
+    t_wrt = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays[:n_wrt]]
+
+    def engine_step():
+        for p in e_wrt:
+            p.grad = None
+        fn(engine_xp, *e_wrt, *e_const).backward()
+        return [p.grad.data for p in e_wrt]
+
+    def torch_step():
+        for p in t_wrt:
+            p.grad = None
+        fn(torch_xp, *t_wrt, *t_const).backward()
+        return [p.grad.numpy() for p in t_wrt]
+
+    return engine_step, torch_step
+
+
+def bench_objectives(args):
     from diffcompare.backends import torch_namespace
-    from diffcompare.engine import Tensor, array_api
+    from diffcompare.engine import array_api
 
     txp = torch_namespace.namespace()
     rows = []
     for name, (fn, arrays, n_wrt) in objectives(np.random.default_rng(0)).items():
-        e_const = [Tensor(a) for a in arrays[n_wrt:]]
-        e_wrt = [Tensor(a, requires_grad=True) for a in arrays[:n_wrt]]
-        t_const = [torch.from_numpy(a) for a in arrays[n_wrt:]]
-        t_wrt = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays[:n_wrt]]
-
-        def engine_step():
-            for p in e_wrt:
-                p.grad = None
-            fn(array_api, *e_wrt, *e_const).backward()
-            return [p.grad.data for p in e_wrt]
-
-        def torch_step():
-            for p in t_wrt:
-                p.grad = None
-            fn(txp, *t_wrt, *t_const).backward()
-            return [p.grad.numpy() for p in t_wrt]
-
+        engine_step, torch_step = engine_and_torch_steps(fn, arrays, n_wrt, array_api, txp)
         steps = {"engine": engine_step, "torch": torch_step}
         if "jax-jit" in args.contender_list:
             jax_step = build_objective_jax(fn, arrays, n_wrt)

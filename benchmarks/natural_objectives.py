@@ -166,10 +166,8 @@ def _max_rel(a_list, b_list):
 
 
 def bench(args):
-    import torch
-
     from diffcompare.backends import torch_namespace
-    from diffcompare.engine import Tensor, array_api
+    from diffcompare.engine import array_api
     from diffcompare.problems.contract import namespace
 
     exp = namespace(array_api)
@@ -178,22 +176,7 @@ def bench(args):
     for name, (fn, arrays, n_wrt, hand) in objectives(np.random.default_rng(0)).items():
         if args.only and args.only.lower() not in name.lower():
             continue
-        e_const = [Tensor(a) for a in arrays[n_wrt:]]
-        e_wrt = [Tensor(a, requires_grad=True) for a in arrays[:n_wrt]]
-        t_const = [torch.from_numpy(a) for a in arrays[n_wrt:]]
-        t_wrt = [torch.from_numpy(a.copy()).requires_grad_() for a in arrays[:n_wrt]]
-
-        def engine_step():
-            for p in e_wrt:
-                p.grad = None
-            fn(exp, *e_wrt, *e_const).backward()
-            return [p.grad.data for p in e_wrt]
-
-        def torch_step():
-            for p in t_wrt:
-                p.grad = None
-            fn(txp, *t_wrt, *t_const).backward()
-            return [p.grad.numpy() for p in t_wrt]
+        engine_step, torch_step = peers.engine_and_torch_steps(fn, arrays, n_wrt, exp, txp)
 
         def hand_step():
             return list(hand(*arrays))
