@@ -1,4 +1,4 @@
-"""Command line: ``diffcompare run | report | list | export | demo | graph``  (``python -m diffcompare`` works too).
+"""Command line: ``diffcompare run | report | list | export | demo | graph | trace``  (``python -m diffcompare`` works too).
 
 - ``diffcompare run --suite quick`` runs a suite's grid (and its studies) into a
   results folder, resuming by default (``--fresh`` starts over); ``--executor dask
@@ -12,7 +12,9 @@
 - ``diffcompare list [problems|backends|suites|capabilities|contract]`` shows what exists
   (``contract``: the xp contract's names on every namespace, ``--markdown`` for docs/contract.md);
 - ``diffcompare demo`` prints the engine's graphs and gradients for the seed examples;
-- ``diffcompare graph model.py`` draws the graph of a function in a file (engine and torch).
+- ``diffcompare graph model.py`` draws the graph of a function in a file (engine and torch);
+- ``diffcompare trace model.py [--direction x1=1]`` prints the function's evaluation trace:
+  primal, tangent (forward mode) and adjoint (reverse mode) of every intermediate.
 
 Bad arguments (unknown problem, backend or suite; an unwritable output folder;
 a corrupt results file) give a one-line error and exit status 2, never a traceback.
@@ -244,6 +246,28 @@ def _graph(args) -> int:
     return 0
 
 
+def _trace(args) -> int:
+    from .engine.evaluation_trace import TraceError, trace_file
+    from .viz.from_file import GraphFileError
+
+    direction = None
+    if args.direction:
+        direction = {}
+        for item in args.direction:
+            name, eq, value = item.partition("=")
+            try:
+                direction[name.strip()] = float(value)
+            except ValueError:
+                raise UsageError(f"--direction {item!r}: write NAME=NUMBER, e.g. --direction x1=1") from None
+            if not eq or not name.strip():
+                raise UsageError(f"--direction {item!r}: write NAME=NUMBER, e.g. --direction x1=1")
+    try:
+        print(trace_file(args.file, args.function, direction).text(args.digits))
+    except (GraphFileError, TraceError) as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="diffcompare",
@@ -308,6 +332,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--function", help="which function (default: the one taking exactly the inputs)")
     p.add_argument("-o", "--out", default="reports/graphs", help="folder for the SVG and DOT files")
     p.set_defaults(func=_graph)
+
+    p = sub.add_parser("trace", help="the evaluation trace of a function in FILE: primal, tangent and adjoint "
+                                     "of every intermediate (engine)")
+    p.add_argument("file", help="a Python file defining the function and an `inputs` dict (as for graph)")
+    p.add_argument("--function", help="which function (default: the one taking exactly the inputs)")
+    p.add_argument("--direction", nargs="+", metavar="NAME=VALUE",
+                   help="the input direction of the tangent trace (default: 1 for the first input, 0 else)")
+    p.add_argument("--digits", type=int, default=4, help="decimals shown (default 4)")
+    p.set_defaults(func=_trace)
     return parser
 
 

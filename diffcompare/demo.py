@@ -5,7 +5,8 @@ engine's torch face and on PyTorch; then, for each closer look, the graph the en
 recorded (nodes, saved tensors and their bytes) and every line it recorded next to
 PyTorch's (when torch is installed), whole arrays included, row under row; writes each
 graph as DOT and SVG for both libraries, and an ``index.html`` that is the report's seed
-section on its own page, in the report's style.  ``diffcompare demo`` runs it.
+section on its own page, in the report's style, followed by an evaluation trace (the classic
+primal / tangent / adjoint table of AD, :mod:`diffcompare.engine.evaluation_trace`).  ``diffcompare demo`` runs it.
 """
 from __future__ import annotations
 
@@ -77,6 +78,8 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
     from .report.html import code, join
     from .report.page import page
     from .report.sections import seeds as seed_section
+    from .report.sections import trace as trace_section
+    from .engine.evaluation_trace import BAYDIN_INPUTS, baydin, evaluation_trace
 
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -86,12 +89,14 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
         records = {lib.name: seeds.run(example, lib) for lib in libs()}
         _print_example(example, records, echo)
         _write_graphs(example, records, out_dir)
+    echo(evaluation_trace(baydin, BAYDIN_INPUTS).text())
+    echo("")
     index = out_dir / "index.html"
     section = seed_section.build()
     index.write_text(page("diffcompare demo — the seed questions",
                           join("The forum threads' examples on diffcompare's engine and on PyTorch, side by "
                                "side; the graphs are also in this folder as DOT and SVG."),
-                          [section], join("Written by ", code("diffcompare demo"), ". Self-contained: no "
+                          [section, trace_section.build()], join("Written by ", code("diffcompare demo"), ". Self-contained: no "
                                           "scripts, fonts or images are fetched.")), encoding="utf-8")
     echo(f"Graph drawings written to {out_dir}/ (open {index})")
     return index

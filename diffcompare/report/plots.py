@@ -535,3 +535,38 @@ def _columns(frame, column: str):
 def peak_memory(ok, key: str = "peak-memory", size_labels: dict | None = None):
     return time_vs_size(ok, column="peak_bytes", ylabel="peak memory of one gradient", key=key,
                         size_labels=size_labels, kind="bytes")
+
+
+@_safe
+def saved_bytes_vs_batch(totals, key: str = "saved-bytes"):
+    """The saved_bytes study: the graph's saved bytes and the parameters' bytes against the
+    batch size, one panel per model; the engine solid, PyTorch dashed (``totals``: the study's
+    :func:`diffcompare.studies.saved_bytes.totals`)."""
+    if totals is None or totals.empty or totals["batch"].nunique() < 2:
+        return None
+    models = list(dict.fromkeys(totals["model"]))
+    with style():
+        fig, axes = _figure(len(models), panel_w=3.6, panel_h=2.7, ncols_max=2)
+        handles = {}
+        for ax, model in zip(axes, models):
+            sub = totals[totals["model"] == model]
+            for lib in ("engine", "torch"):
+                rows = sub[sub["library"] == lib].sort_values("batch")
+                if rows.empty:
+                    continue
+                st = style_of(lib)
+                label = f"saved by the graph ({'the engine' if lib == 'engine' else 'PyTorch'})"
+                (line,) = ax.plot(rows["batch"].astype(float), rows["saved_bytes"].astype(float),
+                                  color=st.colour, marker=st.marker, linestyle="-" if lib == "engine" else "--",
+                                  markerfacecolor="none" if lib == "torch" else st.colour)
+                handles.setdefault(label, line)
+            rows = sub.drop_duplicates("batch").sort_values("batch")
+            (line,) = ax.plot(rows["batch"].astype(float), rows["parameter_bytes"].astype(float),
+                              color="#555555", linestyle=":", marker="s")
+            handles.setdefault("parameters", line)
+            _size_axis(ax, sub["batch"], "batch size")
+            log_axis(ax, "bytes")
+            ax.set_ylabel("bytes")
+            ax.set_title(model.replace("seed", "seed "), fontsize="medium")
+        _legend(fig, handles, ncol=3)
+        return figure_svg(fig, key, totals)

@@ -13,7 +13,7 @@ paragraph) and ``check(frame) -> list[Finding]``, plus either
 
 >>> from diffcompare import studies
 >>> sorted(studies.STUDIES)
-['accuracy', 'breakeven', 'expression_swell', 'fd_steps', 'kinks', 'scaling']
+['accuracy', 'breakeven', 'expression_swell', 'fd_steps', 'kinks', 'saved_bytes', 'scaling']
 >>> outcome = studies.run_study("fd_steps", "results/x")            # doctest: +SKIP
 >>> outcome.status, [str(f) for f in outcome.findings][:1]          # doctest: +SKIP
 ('ok', ['[holds] fd-forward float64 minimum: expected ...'])
@@ -37,12 +37,13 @@ import time
 import traceback
 from pathlib import Path
 
-from . import accuracy, breakeven, expression_swell, fd_steps, kinks, scaling
+from . import accuracy, breakeven, expression_swell, fd_steps, kinks, saved_bytes, scaling
 from ..results.schema import FAULT_STATUSES, STUDY_STATUSES
 from ..results.studies import STUDIES_DIR, read_record, read_records, study_paths
 from .common import Finding
 
-STUDIES = {m.NAME: m for m in (fd_steps, expression_swell, scaling, breakeven, accuracy, kinks)}
+STUDIES = {m.NAME: m for m in (fd_steps, expression_swell, scaling, breakeven, accuracy, kinks,
+                                   saved_bytes)}
 
 #: What a study's status means (in ``<name>.findings.json``): defined by the results layer.
 STATUSES = STUDY_STATUSES

@@ -1,11 +1,12 @@
-"""Memory: peak bytes of one gradient, the engine's saved-graph bytes, and expression swell."""
+"""Memory: peak bytes of one gradient, the engine's saved-graph bytes, what the graph keeps as the
+batch grows (the saved_bytes study), and expression swell."""
 from __future__ import annotations
 
 from .. import plots
 from ..data import backend_order, problem_order
 from ..fmt import fmt_bytes, fmt_num, fmt_seconds
 from ..html import Markup, badge, code, figure, join, p, scroll, table, tag
-from . import Section, size_labels
+from . import Section, saved_bytes, size_labels
 
 
 def build(data) -> Section:
@@ -36,6 +37,9 @@ def build(data) -> Section:
               figure(svg, "Saved-graph bytes of the engine against size, per problem.",
                      empty="no engine cell recorded saved-graph bytes at two or more sizes."),
               _saved_table(ok)]
+    batch_part, k = saved_bytes.part(data)
+    n_plots += k
+    parts.append(batch_part)
     swell_parts, k = _swell(data)
     n_plots += k
     parts += swell_parts
