@@ -73,7 +73,7 @@ def bare_jax(problem, inputs, jit):
 def bare_torch(problem, inputs):
     import torch
 
-    from diffcompare.backends import torch_namespace
+    from diffcompare.problems import torch_namespace
 
     f, x = _partial(problem, inputs, torch_namespace.namespace(), torch.from_numpy)
 

@@ -429,7 +429,7 @@ def engine_and_torch_steps(fn, arrays, n_wrt, engine_xp, torch_xp):
 
 
 def bench_objectives(args):
-    from diffcompare.backends import torch_namespace
+    from diffcompare.problems import torch_namespace
     from diffcompare.engine import array_api
 
     txp = torch_namespace.namespace()

@@ -6,7 +6,7 @@ for a Vandermonde matrix, broadcasting for distances, ``einsum`` contractions, a
 loop over ``linalg.solve``) and timed, one gradient (forward + backward) per call, as:
 
 - ``engine``: the eager engine through its array namespace;
-- ``torch``: PyTorch eager through ``backends.torch_namespace`` (the same code);
+- ``torch``: PyTorch eager through ``problems.torch_namespace`` (the same code);
 - ``hand``: a hand-written NumPy gradient (the floor: no graph, no dispatch).
 
 Before timing, the engine's and hand's gradients must equal torch's (relative 1e-9).
@@ -166,7 +166,7 @@ def _max_rel(a_list, b_list):
 
 
 def bench(args):
-    from diffcompare.backends import torch_namespace
+    from diffcompare.problems import torch_namespace
     from diffcompare.engine import array_api
     from diffcompare.problems.contract import namespace
 

@@ -1,7 +1,7 @@
 """What the torch namespace costs per gradient: this tree's against another revision's.
 
 The torch backend runs ``problem.fn(xp, *args)`` with ``xp`` =
-``diffcompare.backends.torch_namespace``, so every ``xp.sum``/``xp.maximum``/... call is
+``diffcompare.problems.torch_namespace``, so every ``xp.sum``/``xp.maximum``/... call is
 Python on top of torch's own.  This times the backend's ``timed_vjp`` call (what the report
 charges to torch) with the namespace of this tree (``current``) and with the module as it was
 at ``--baseline`` (default: the last hand-written one, before it was built on
@@ -36,7 +36,7 @@ from diffcompare import backends, problems  # noqa: E402
 from diffcompare.measure.timing import time_call  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-MODULE = "diffcompare/backends/torch_namespace.py"
+MODULE = "diffcompare/problems/torch_namespace.py"
 HAND_WRITTEN = "101477d"          # the last commit with the hand-written namespace
 CASES = [("rosenbrock", 4), ("mlp_relu", 4), ("gmm", 5), ("logsumexp", 64), ("lstm", 2)]
 

@@ -247,8 +247,8 @@ def _graph(args) -> int:
 
 
 def _trace(args) -> int:
-    from .engine.evaluation_trace import TraceError, trace_file
-    from .viz.from_file import GraphFileError
+    from .engine.evaluation_trace import TraceError, evaluation_trace
+    from .viz.from_file import GraphFileError, load
 
     direction = None
     if args.direction:
@@ -262,7 +262,8 @@ def _trace(args) -> int:
             if not eq or not name.strip():
                 raise UsageError(f"--direction {item!r}: write NAME=NUMBER, e.g. --direction x1=1")
     try:
-        print(trace_file(args.file, args.function, direction).text(args.digits))
+        fn, inputs, _ = load(args.file, args.function)   # as `diffcompare graph FILE` reads it
+        print(evaluation_trace(fn, inputs, direction).text(args.digits))
     except (GraphFileError, TraceError) as exc:
         raise UsageError(str(exc)) from None
     return 0

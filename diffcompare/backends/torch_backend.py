@@ -1,7 +1,7 @@
 """The PyTorch backend: the reference most users already trust, on the CPU.
 
 The problem runs as ``problem.fn(xp, *args)`` with ``xp`` the NumPy-named torch
-namespace (``diffcompare.backends.torch_namespace``), on tensors in the dtype of the
+namespace (``diffcompare.problems.torch_namespace``), on tensors in the dtype of the
 differentiated inputs (float32 stays float32; anything else computes in float64).
 Gradients come from ``torch.autograd.grad`` (vector outputs: ``grad_outputs`` is
 the cotangent), Hessian-vector products from a double backward
@@ -47,7 +47,7 @@ def _import_torch():
         import torch
     except ImportError as exc:
         raise Unavailable(f"{INSTALL_HINT} ({exc})") from exc
-    from . import torch_namespace
+    from ..problems import torch_namespace
     try:
         return torch, torch_namespace.namespace()
     except ImportError as exc:

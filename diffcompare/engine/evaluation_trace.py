@@ -31,7 +31,7 @@ import re
 
 import numpy as np
 
-__all__ = ["TraceRow", "Trace", "TraceError", "evaluation_trace", "trace_file", "baydin", "BAYDIN_INPUTS", "recording"]
+__all__ = ["TraceRow", "Trace", "TraceError", "evaluation_trace", "baydin", "BAYDIN_INPUTS", "recording"]
 
 
 class TraceError(ValueError):
@@ -237,12 +237,3 @@ def evaluation_trace(fn, inputs: dict, direction: dict | None = None) -> Trace:
     rows += [TraceRow(f"v{j}", _expression(t.grad_fn, label), t.grad_fn.name(), np.asarray(t.data),
                       tangent[j - 1], adjoint[j - 1]) for j, t in enumerate(inter, start=1)]
     return Trace(fname, rows, {k: float(np.asarray(direction.get(k, 0.0)).reshape(-1)[0]) for k in names})
-
-
-def trace_file(path, function: str | None = None, direction: dict | None = None) -> Trace:
-    """The trace of the function in the file at ``path`` (as ``diffcompare graph FILE`` reads it:
-    the function and an ``inputs`` dict)."""
-    from ..viz.from_file import load
-
-    fn, inputs, _ = load(path, function)
-    return evaluation_trace(fn, inputs, direction)

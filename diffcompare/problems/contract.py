@@ -3,7 +3,7 @@
 A problem is written once and runs on five namespaces: NumPy (finite differences, the
 hand-written gradients), ``jax.numpy``, the engine's namespace, SymPy's
 (``diffcompare.problems.symbolic.sympy_xp``) and PyTorch's
-(``diffcompare.backends.torch_namespace``, built on array-api-compat).  ``NAMES`` lists what
+(``diffcompare.problems.torch_namespace``, built on array-api-compat).  ``NAMES`` lists what
 works on all five, with NumPy's meaning (``axis``/``keepdims`` for reductions, given by keyword
 as in the array API standard; float64 for new arrays).
 
@@ -216,7 +216,7 @@ def _label(xp) -> str:
     name = getattr(xp, "__name__", None)
     labels = {"numpy": "NumPy (numpy)", "jax.numpy": "JAX (jax.numpy)",
               "diffcompare.engine.array_api": "the engine (diffcompare.engine.array_api)",
-              "diffcompare.backends.torch_namespace": "torch (diffcompare.backends.torch_namespace)"}
+              "diffcompare.problems.torch_namespace": "torch (diffcompare.problems.torch_namespace)"}
     if name in labels:
         return labels[name]
     if type(xp).__name__ == "SympyNamespace":
@@ -410,7 +410,7 @@ def namespace_object(key):
         import jax.numpy
         return jax.numpy
     if key == "torch":
-        from ..backends import torch_namespace
+        from . import torch_namespace
         return torch_namespace.namespace()
     if key == "sympy":
         from .symbolic import sympy_xp

@@ -22,7 +22,10 @@ import threading
 import time
 from pathlib import Path
 
-from .supervisor import Cancelled
+
+class Cancelled(Exception):
+    """The run was stopped (Ctrl-C, an error elsewhere) while waiting for a slot or running;
+    no rows are written for it."""
 
 
 @functools.lru_cache(maxsize=1)

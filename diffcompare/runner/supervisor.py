@@ -36,6 +36,7 @@ import tempfile
 import threading
 import time
 
+from .cpu_slots import Cancelled, gpu_slot
 from .environment import worker_env
 from .grid import Group
 from ..results.schema import PRODUCT_PHASES, make_row
@@ -48,10 +49,6 @@ SETUP_TIMEOUT_S = 120.0
 
 _EOF = object()
 _TIMEOUT = object()
-
-
-class Cancelled(Exception):
-    """The run was stopped (Ctrl-C, an error elsewhere); no rows are written for it."""
 
 
 @dataclasses.dataclass
@@ -238,7 +235,6 @@ class GroupRunner:
     def __call__(self, group: Group) -> GroupResult:
         if group.device != "gpu":
             return _GroupRun(self, group, worker_env(device="cpu")).run()
-        from .cpu_slots import gpu_slot
 
         with gpu_slot(self._cancelled) as gpu:    # one group per GPU at a time, host-wide
             return _GroupRun(self, group, worker_env(device="gpu", gpu=gpu)).run()

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="PyTorch is not installed: pip install torch==2.13.0 (the CPU build)")
 
 from diffcompare import backends  # noqa: E402
-from diffcompare.backends import torch_namespace  # noqa: E402
+from diffcompare.problems import torch_namespace  # noqa: E402
 from diffcompare.backends.base import BackendError, Unavailable  # noqa: E402
 from diffcompare.engine import array_api  # noqa: E402
 from diffcompare.problems import contract  # noqa: E402
@@ -122,7 +122,7 @@ def test_unavailable_without_torch(monkeypatch):
 def test_modules_import_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "from diffcompare import backends\n"
-            "from diffcompare.backends import torch_namespace\n"
+            "from diffcompare.problems import torch_namespace\n"
             "print(backends.get('torch').available().reason)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "torch is not installed: pip install torch==2.13.0 (the CPU build)"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from diffcompare import backends
-from diffcompare.backends import torch_namespace
+from diffcompare.problems import torch_namespace
 from diffcompare.engine import compile as engine_compile
 from diffcompare.problems import Problem
 

@@ -18,7 +18,7 @@ def _namespaces():
     jax.config.update("jax_enable_x64", True)
     out.append(("jax", jax.numpy, jax.numpy.asarray, np.asarray))
     torch = pytest.importorskip("torch")
-    from diffcompare.backends import torch_namespace
+    from diffcompare.problems import torch_namespace
     out.append(("torch", torch_namespace.namespace(), torch.from_numpy,
                 lambda t: t.detach().numpy()))
     return out

@@ -191,7 +191,7 @@ def _jax():
 
 def _torch():
     torch = pytest.importorskip("torch")
-    from diffcompare.backends import torch_namespace
+    from diffcompare.problems import torch_namespace
     return (torch_namespace.namespace(), torch.from_numpy,
             lambda r: r.detach().numpy() if isinstance(r, torch.Tensor) else r)
 

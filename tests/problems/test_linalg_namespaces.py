@@ -1,5 +1,5 @@
 """The linear-algebra names (``contract.LINALG``) with NumPy's meaning on every namespace:
-NumPy, jax.numpy, the engine, torch (``backends/torch_namespace``) and SymPy (``sympy_xp``);
+NumPy, jax.numpy, the engine, torch (``problems/torch_namespace``) and SymPy (``sympy_xp``);
 and the gradient of a function using them equal across the engine (eager and compiled),
 torch, jax-jit, HIPS autograd and the symbolic backends."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 import sympy
 
 from diffcompare import backends
-from diffcompare.backends import torch_namespace
+from diffcompare.problems import torch_namespace
 from diffcompare.engine import Tensor, array_api
 from diffcompare.problems import contract
 from diffcompare.problems.problem import Problem

@@ -20,7 +20,7 @@ values and indices): write ``xp.max(x, axis=0)``.
 Get it with ``namespace()``; the module imports without torch or array-api-compat.
 
 >>> import numpy as np
->>> from diffcompare.backends import torch_namespace
+>>> from diffcompare.problems import torch_namespace
 >>> try:
 ...     xp = torch_namespace.namespace()
 ... except ImportError:
@@ -398,7 +398,7 @@ class _Linalg:
         return torch.linalg.multi_dot([asarray(a) for a in arrays])
 
     def __repr__(self):
-        return "<torch linalg namespace (diffcompare.backends.torch_namespace.linalg)>"
+        return "<torch linalg namespace (diffcompare.problems.torch_namespace.linalg)>"
 
 
 linalg = _Linalg()
