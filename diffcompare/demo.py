@@ -87,7 +87,7 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
         _print_example(example, records, echo)
         _write_graphs(example, records, out_dir)
     index = out_dir / "index.html"
-    section = seed_section.build()
+    section = seed_section.build(demo_link=False)
     index.write_text(page("diffcompare demo — the seed questions",
                           join("The forum threads' examples on diffcompare's engine and on PyTorch, side by "
                                "side; the graphs are also in this folder as DOT and SVG."),

@@ -162,7 +162,9 @@ def answers(runs) -> dict:
     }
 
 
-def build(data=None) -> Section:
+def build(data=None, demo_link: bool = True) -> Section:
+    """The section; ``demo_link``: link to the seed-only page ``diffcompare demo`` writes
+    (off on that page itself)."""
     from ...viz.libs import torch as torch_lib
 
     runs = run_examples()
@@ -194,7 +196,7 @@ def build(data=None) -> Section:
                       "answer": "Neither: it applies each operation's exact derivative rule to numbers."})
     tl = torch_lib()
     body = render("seeds.html.j2", questions=questions, torch_version=tl.version if tl else None,
-                  code_module=code("diffcompare.seeds"))
+                  code_module=code("diffcompare.seeds"), demo_link=demo_link)
     return Section("seeds", "Seed questions", body)
 
 

@@ -59,7 +59,7 @@
     var data = JSON.parse(box.getAttribute("data-steps"));
     var steps = flat(data), at = 0;
     var bar = el("div", "stepper-bar");
-    var first = el("button", null, "⏮ start"), prev = el("button", null, "◀ back"),
+    var first = el("button", null, "« start"), prev = el("button", null, "◀ back"),
         next = el("button", null, "next ▶"), count = el("span", "stepper-count");
     [first, prev, next].forEach(function (b) { b.type = "button"; bar.appendChild(b); });
     bar.appendChild(count);
