@@ -66,7 +66,8 @@ def _labels(nodes, view, names) -> dict:
             var = view.variable(node)
             label = next((lb for t, lb in pairs if view.same(t, var)), None)
         else:
-            label = next((lb for t, lb in pairs if getattr(t, "grad_fn", None) is node), None)
+            made = [lb for t, lb in pairs if getattr(t, "grad_fn", None) is node]
+            label = ", ".join(dict.fromkeys(made)) or None      # unbind: (b, c, d)
         out[id(node)] = f"{base} ({label})" if label else base
     seen = {}
     for node in sorted(nodes, key=_sequence_nr):        # the same name twice: number them

@@ -96,6 +96,15 @@ def test_engine_and_torch_steps_agree_on_seed_003():
     assert len(e["backward"]) == len(t["backward"])
 
 
+@pytest.mark.parametrize("lib", LIBS, ids=lambda lib: lib.name)
+def test_a_node_with_several_outputs_is_named_by_all(lib):
+    s = S.run(S.get("003-unbind"), lib).graphs[0].steps
+    unbind = [x for x in s["backward"] if x["node"].startswith("UnbindBackward0")]
+    assert [x["node"] for x in unbind] == ["UnbindBackward0 (b, c, d)"]
+    assert unbind[0]["incoming"] == ["6", "3", "2"]            # de/db = c·d, de/dc = b·d, de/dd = b·c
+    assert unbind[0]["sends"] == [{"to": "AccumulateGrad (a)", "nr": 0, "value": "[6, 3, 2]"}]
+
+
 # --------------------------------------------------------------------------- the page
 
 
@@ -162,3 +171,28 @@ def test_clicking_through_a_stepper_in_chromium(demo_page):
         assert "adds [1.5] to w.grad, which is now [1.5]" in page.evaluate(panel)
         assert [c for c in page.console() if c[0] in ("error", "warning")] == []
         assert [u for u in page.requests() if u != demo_page.as_uri()] == []
+
+
+def test_projectable_at_1024_px(demo_page):
+    from chromium_driver import Browser, find_chromium
+
+    text = demo_page.read_text(encoding="utf-8")
+    # a link to the seed-only page `diffcompare demo` writes next to the default report
+    assert '<a href="engine-demo/index.html">engine-demo/index.html</a>' in text
+    exe = find_chromium()
+    if exe is None:
+        pytest.skip("no Chromium: apt-get install chromium, or set DIFFCOMPARE_CHROMIUM")
+    with Browser(exe, width=1024, height=768) as b:
+        page = b.open(demo_page.as_uri())
+        # no table runs past its box at 1024 px
+        clipped = page.evaluate("[...document.querySelectorAll('table')].filter(t => "
+                                "t.parentElement.scrollWidth > t.parentElement.clientWidth + 1"
+                                " || t.getBoundingClientRect().right > innerWidth).length")
+        assert clipped == 0
+        # engine and torch side by side where they fit: the two figures of the 000 graph share a row
+        tops = page.evaluate("[...document.querySelector('#seed-000 .graph-pair').children]"
+                             ".map(f => Math.round(f.getBoundingClientRect().top))")
+        assert len(tops) == (2 if torch_lib() else 1) and len(set(tops)) == 1
+        # every seed figure has its SVG to download
+        assert page.evaluate("[...document.querySelectorAll('.graph-pair figure')].every(f => "
+                             "f.querySelector('a[download$=\".svg\"][href^=\"data:image/svg+xml\"]'))")
