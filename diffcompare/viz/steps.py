@@ -102,14 +102,18 @@ def record(root, lib, names: dict, gradient=None) -> dict:
     if gradient is None and int(np.prod(root.shape)) != 1:
         raise ValueError(f"record() of a non-scalar tensor (shape {tuple(root.shape)}) needs "
                          "gradient=, the vector backward(gradient) starts from.")
+    from .graph import walk
+
     nodes = _nodes(root.grad_fn, view)
     labels = _labels(nodes, view, names)
+    # each node's box in the drawing (viz.graph.drawing's key n<i>, i its place in walk())
+    keys = {id(n): f"n{i}" for i, n in enumerate(walk(root, view))}
     forward = []
     for node in sorted(nodes, key=_sequence_nr):
         name = view.name(node)
         if name == "AccumulateGrad":
             continue
-        forward.append({"node": labels[id(node)], "saved": _saved(node, view),
+        forward.append({"node": labels[id(node)], "key": keys.get(id(node)), "saved": _saved(node, view),
                         "next": [labels[id(n)] if n is not None else None
                                  for n, _ in view.next_functions(node)]})
     backward = []
@@ -126,6 +130,8 @@ def record(root, lib, names: dict, gradient=None) -> dict:
             _run_torch(root, nodes, view, labels, gradient, backward)
         else:
             _run_engine(root, nodes, view, labels, gradient, backward)
+        for step in backward:
+            step["key"] = keys.get(step.pop("_id"))
     finally:
         for k, t in watched.items():
             _set_grad(t, before[k], lib.name)
@@ -150,7 +156,7 @@ def _set_grad(t, g, library):
 
 
 def _step(node, view, labels, incoming, sends, accumulated=None):
-    step = {"node": labels[id(node)], "incoming": [_fmt(g) for g in incoming],
+    step = {"node": labels[id(node)], "_id": id(node), "incoming": [_fmt(g) for g in incoming],
             "saved": _saved(node, view), "sends": [], "accumulate": None}
     for (nxt, nr), g in zip(view.next_functions(node), sends):
         step["sends"].append({"to": labels[id(nxt)] if nxt is not None else None, "nr": nr,

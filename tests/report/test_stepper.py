@@ -13,6 +13,7 @@ import pytest
 
 from diffcompare import seeds as S
 from diffcompare.viz import steps
+from diffcompare.viz.graph import to_svg
 from diffcompare.viz.libs import engine, libs, torch as torch_lib
 
 LIBS = [lib for lib in libs()]
@@ -39,6 +40,9 @@ def test_backward_steps_of_a_real_pass(lib):
     assert len(back) == 5
     top = back["MulBackward0 (e)"]
     assert top["incoming"] == ["1"]
+    # the box each step is drawn as: viz.graph's keys (n0 is the node that made e)
+    assert top["key"] == "n0" and f'data-key="n0"' in to_svg(e, names=names)
+    assert s["forward"][1]["key"] == "n0" and back["MulBackward0 (c)"]["key"] != "n0"
     assert [(x["to"], x["value"]) for x in top["sends"]] == [("MulBackward0 (c)", "4"), ("AccumulateGrad (d)", "6")]
     assert [(x["name"], x["value"], x["bytes"], x["version"]) for x in top["saved"]] == \
         [("self", "6", 4, 0), ("other", "4", 4, 0)]
@@ -160,11 +164,17 @@ def test_clicking_through_a_stepper_in_chromium(demo_page):
             seen.append(page.evaluate(panel))
         assert seen[2].startswith("backward 1 of ") and "MeanBackward0 (L)" in seen[2]
         assert "gradient in: 1" in seen[2]
+        # the step's node is outlined in the drawing: one box, the current step's
+        current = ("[...document.querySelectorAll('.stepper')[0].closest('figure')"
+                   ".querySelectorAll('g.step-current title')].map(t => t.textContent)")
+        assert seen[3].startswith("backward 2 of 3: MulBackward0 (y)")
+        assert page.evaluate(current) == ["MulBackward0"]
         assert "sends to next_functions[0] = (MulBackward0 (y), 0): [0.5, 0.5]" in seen[2]
         # the arrow keys go back
         page.evaluate("const s = document.querySelectorAll('.stepper')[0]; s.focus();"
                       "s.dispatchEvent(new KeyboardEvent('keydown', {key: 'ArrowLeft', bubbles: true}))")
         assert page.evaluate(panel) == seen[2]
+        assert page.evaluate(current) == ["MeanBackward0"]
         # walk to the end: AccumulateGrad adds mean(x) = 1.5 to w.grad
         for _ in range(10):
             page.evaluate("document.querySelectorAll('.stepper')[0].querySelectorAll('button')[2].click()")

@@ -67,8 +67,18 @@
     panel.setAttribute("aria-live", "polite");
     box.appendChild(bar);
     box.appendChild(panel);
+    var fig = box.closest("figure");
+    function mark(key) {          // the step's node, outlined in the drawing above
+      if (!fig) return;
+      fig.querySelectorAll("g.node.step-current").forEach(function (g) { g.classList.remove("step-current"); });
+      if (!key) return;
+      fig.querySelectorAll("g.node").forEach(function (g) {
+        if (g.getAttribute("data-key") === key) g.classList.add("step-current");
+      });
+    }
     function go(k) {
       at = Math.max(0, Math.min(steps.length - 1, k));
+      mark(steps[at].s.key);
       show(panel, steps[at], data);
       count.textContent = "step " + (at + 1) + " of " + steps.length + " (← → keys)";
       prev.disabled = at === 0;
