@@ -92,7 +92,7 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
     echo(evaluation_trace(baydin, BAYDIN_INPUTS).text())
     echo("")
     index = out_dir / "index.html"
-    section = seed_section.build()
+    section = seed_section.build(demo_link=False)
     index.write_text(page("diffcompare demo — the seed questions",
                           join("The forum threads' examples on diffcompare's engine and on PyTorch, side by "
                                "side; the graphs are also in this folder as DOT and SVG."),

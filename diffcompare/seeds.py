@@ -482,6 +482,7 @@ class Graph:
     svg: str = ""
     dot: str = ""
     facts: str = ""              # nodes and saved tensors, counted when recorded
+    steps: dict | None = None    # the forward and backward, node by node (viz.steps.record)
 
 
 class Record:
@@ -534,12 +535,17 @@ class Record:
             return
         self.lines.append(Line(label, "(no error)", "error"))
 
-    def graph(self, caption: str, root, names: dict):
-        """Draw ``root``'s graph now, before a backward frees what it saved."""
+    def graph(self, caption: str, root, names: dict, gradient=None):
+        """Draw ``root``'s graph now, before a backward frees what it saved, and record its
+        backward node by node (``gradient``: where a non-scalar ``root``'s backward starts;
+        every ``.grad`` is left as it was)."""
         from .viz.graph import counts_text, to_dot, to_svg
+        from .viz.steps import record
 
-        self.graphs.append(Graph(caption, root, dict(names), to_svg(root, names=names),
-                                 to_dot(root, names=names), counts_text(root, self.lib.view)))
+        svg, dot = to_svg(root, names=names), to_dot(root, names=names)
+        facts = counts_text(root, self.lib.view)
+        self.graphs.append(Graph(caption, root, dict(names), svg, dot, facts,
+                                 record(root, self.lib, names, gradient)))
 
     def nodes(self, label: str, root):
         """How many nodes ``root``'s graph has (AccumulateGrad included)."""
@@ -645,12 +651,13 @@ def gradient_argument(torch, rec: Record):
     b = torch.tensor([3.0, 4.0, 5.0], requires_grad=True)
     c = torch.tensor([6.0, 7.0, 8.0], requires_grad=True)
     y = 3 * a + 2 * b * b + torch.log(c)
-    y.backward(torch.FloatTensor([0.1, 1.0, 0.0001]), retain_graph=True)
+    v = torch.FloatTensor([0.1, 1.0, 0.0001])
+    y.backward(v, retain_graph=True)
     rec.value("a.grad", a.grad)
     rec.value("b.grad", b.grad)
     rec.value("c.grad", c.grad)
     rec.error("y.backward() with no gradient argument", lambda: y.backward())
-    rec.graph("y = 3a + 2b² + log(c)", y, {a: "a", b: "b", c: "c", y: "y"})
+    rec.graph("y = 3a + 2b² + log(c)", y, {a: "a", b: "b", c: "c", y: "y"}, gradient=v)
 
 
 def simple_graph(torch, rec: Record):

@@ -37,3 +37,9 @@ def render_string(source: str, **context) -> Markup:
 def css() -> str:
     """The report's stylesheet (a package file, inlined into every page)."""
     return resources.files("diffcompare.report").joinpath("static/report.css").read_text(encoding="utf-8")
+
+
+@functools.lru_cache(maxsize=1)
+def stepper_js() -> str:
+    """The seed graphs' stepper (``report/static/stepper.js``), inlined where a page has one."""
+    return resources.files("diffcompare.report").joinpath("static/stepper.js").read_text(encoding="utf-8")

@@ -417,7 +417,7 @@ def _svg_edge(e: Edge, pts, label_at_end: bool = False) -> list:
 def _svg_box(b: Box, center: Point, size: tuple[float, float]) -> list:
     (cx, cy), (w, h) = center, size
     x, y = cx - w / 2, cy - h / 2
-    out = [f'<g class="node node-{html.escape(b.kind)}">']
+    out = [f'<g class="node node-{html.escape(b.kind)}" data-key="{html.escape(str(b.key))}">']
     if b.tooltip:
         out.append(f'<title>{html.escape(b.tooltip)}</title>')
     out.append(f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(w)}" height="{_f(h)}" rx="3" '

@@ -49,3 +49,11 @@ def test_answers_section_renders_the_winners_first():
     assert "engine</span><span class=\"tie\"> = </span>" in body and "1 ms" in body
     assert 'href="#seed-003"' in body and 'href="#accuracy"' in body
     assert "Methods are compared only on the cells they all ran" in body
+
+
+def test_every_tie_is_printed_not_only_on_hover():
+    frame = _rows().assign(peak_bytes=20_000)          # all four tie on memory
+    body = str(answers.build(_Data(frame)).body)
+    least = body.split("</tr>")[1].split("<td>")[-1]  # the last cell of the row: least memory
+    assert least.count('class="method"') == 3 and '<span class="more"> = also tied: fd-central</span>' in least
+    assert "title=" not in body                        # nothing hides in a tooltip

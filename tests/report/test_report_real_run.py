@@ -72,6 +72,7 @@ PAGE_FACTS = """JSON.stringify({
   wide: [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > innerWidth + 1
         && !e.closest('.scroll, .graph')).map(e => e.tagName + '.' + e.className).slice(0, 5),
   scripts: document.scripts.length,
+  script_text: [...document.scripts].map(s => s.textContent),
   images: document.images.length,
   title: document.title,
 })"""
@@ -111,7 +112,9 @@ def test_report_in_chromium(smoke_report, synthetic_results, tmp_path, capsys):
         assert [m for m in console if m[0] in ("error", "assert")] == [], console
         assert page.requests() == [url]                 # nothing fetched but the file itself
         facts = json.loads(page.evaluate(PAGE_FACTS))
-        assert facts["scripts"] == 0 and facts["images"] == 0
+        # one script, the seed graphs' steppers (allowed by its hash), and no images
+        from diffcompare.report.templates import stepper_js
+        assert facts["script_text"] == [stepper_js()] and facts["images"] == 0
         # answers, then the seed questions, then the evidence: in that order on the page
         assert [s["id"] for s in facts["sections"]] == list(SECTIONS)
         tops = {s["id"]: s["top"] for s in facts["sections"]}

@@ -14,7 +14,7 @@ from . import Section
 
 _FORMAT = {"s": fmt_seconds, "ρ": lambda v: f"ρ {fmt_error(v)}", "bytes": fmt_bytes}
 
-SHOWN = 3          # tied winners named in a cell; the rest as "= N more" (all in its tooltip)
+SHOWN = 3          # tied winners with a swatch in a cell; the rest printed as "= also tied: …"
 
 EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
             ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
@@ -39,7 +39,7 @@ def build(data, winners=None) -> Section:
     lead = ("What this run found, per problem and size: the fastest method among the exact ones (AD and "
             "symbolic; finite differences approximate), the most accurate method of all, and the one "
             "whose gradient needed the least memory. Methods joined by “=” are tied: their difference "
-            "is within the measurement's noise (hover “more” for the whole list).")
+            "is within the measurement's noise; every tied method is named.")
     body = render("answers.html.j2", rows=rows, criteria=CRITERIA, lead=lead, shown=SHOWN,
                   show_dtype=len({r["dtype"] for r in rows}) > 1,
                   tie_note="Ties — " + "; ".join(tie_rules(frame)) + ". Methods are compared only on "

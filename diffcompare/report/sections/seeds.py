@@ -12,12 +12,14 @@ results folder).  A short answer opens each question, computed from the same rec
 """
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from ... import seeds as S
 from ...viz.libs import libs
 from ..fmt import fmt_error
-from ..html import Markup, code, join, p, pre, scroll, table, tag
+from ..html import Markup, code, download, join, p, pre, scroll, table, tag
 from ..templates import render
 from . import Section
 
@@ -58,7 +60,9 @@ def example_data(example, records) -> dict:
             if k < len(rec.graphs):
                 gg = rec.graphs[k]
                 sides.append({"library": rec.lib.version, "svg": Markup(gg.svg),
-                              "facts": gg.facts})
+                              "facts": gg.facts, "steps": json.dumps(gg.steps, ensure_ascii=False),
+                              "download": download(f"{example.key}-{k}-{lib_name}.svg", gg.svg,
+                                                   "image/svg+xml", "SVG")})
         wide = any(_svg_width(side["svg"]) > 540 for side in sides)
         graphs.append({"caption": g.caption, "sides": sides, "wide": wide})
     code_text = example.code
@@ -158,7 +162,9 @@ def answers(runs) -> dict:
     }
 
 
-def build(data=None) -> Section:
+def build(data=None, demo_link: bool = True) -> Section:
+    """The section; ``demo_link``: link to the seed-only page ``diffcompare demo`` writes
+    (off on that page itself)."""
     from ...viz.libs import torch as torch_lib
 
     runs = run_examples()
@@ -190,7 +196,7 @@ def build(data=None) -> Section:
                       "answer": "Neither: it applies each operation's exact derivative rule to numbers."})
     tl = torch_lib()
     body = render("seeds.html.j2", questions=questions, torch_version=tl.version if tl else None,
-                  code_module=code("diffcompare.seeds"))
+                  code_module=code("diffcompare.seeds"), demo_link=demo_link)
     return Section("seeds", "Seed questions", body)
 
 
