@@ -24,7 +24,8 @@ def answer_rows(winners: pd.DataFrame) -> list[dict]:
         cells = {}
         for _, r in sub.iterrows():
             cells[r["criterion"]] = {"winners": list(r["winners"]), "value": r["best"],
-                                     "unit": UNITS[r["measure"]], "note": r["note"]}
+                                     "unit": UNITS[r["measure"]], "note": r["note"],
+                                     "compared": len(r["compared"])}
         out.append({"problem": prob, "size": int(size), "dtype": dtype, "cells": cells})
     return out
 

@@ -57,3 +57,22 @@ def test_every_tie_is_printed_not_only_on_hover():
     least = body.split("</tr>")[1].split("<td>")[-1]  # the last cell of the row: least memory
     assert least.count('class="method"') == 3 and '<span class="more"> = also tied: fd-central</span>' in least
     assert "title=" not in body                        # nothing hides in a tooltip
+
+
+def test_when_every_method_compared_ties_the_cell_says_so_in_one_line():
+    """Rounding-level accuracy and interpreter-sized memory tie most methods: the cell says
+    that every other method compared ties, instead of naming a dozen (the first three keep
+    their swatches); a partial tie keeps every name."""
+    from diffcompare.report.sections.answers import ALL_TIED_AFTER, SHOWN
+
+    n = SHOWN + ALL_TIED_AFTER + 1
+    names = [f"m{i}" for i in range(n)]
+    frame = pd.DataFrame([{"problem": "p", "size": 4, "dtype": "float64", "criterion": c,
+                           "measure": m, "winners": tuple(names), "best": 1.0, "tolerance": "t",
+                           "compared": tuple(names) + extra, "seeds": (0,), "note": ""}
+                          for c, m, extra in (("fastest exact", "gradient_s", ()),
+                                              ("most accurate", "error_rho", ("m-last",)),
+                                              ("least memory", "peak_bytes", ()))])
+    body = str(answers.build(None, winners=frame).body)
+    assert body.count(f"every other method compared (all {n} tie)") == 2
+    assert "also tied: " + ", ".join(names[SHOWN:]) in body      # most accurate: not all tied

@@ -15,6 +15,7 @@ from . import Section
 _FORMAT = {"s": fmt_seconds, "ρ": lambda v: f"ρ {fmt_error(v)}", "bytes": fmt_bytes}
 
 SHOWN = 3          # tied winners with a swatch in a cell; the rest printed as "= also tied: …"
+ALL_TIED_AFTER = 3  # more than this many further ties, all of them: "every other method compared"
 
 EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
             ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
@@ -33,6 +34,8 @@ def build(data, winners=None) -> Section:
     for r in answer_rows(frame):
         meaning = problem_info(r["problem"]).get("size_meaning")
         cells = {c: {"winners": [{"name": w, "colour": style_of(w).colour} for w in cell["winners"]],
+                     # every method compared tied, and naming the rest would take lines
+                     "all_tied": len(cell["winners"]) == cell["compared"] > SHOWN + ALL_TIED_AFTER,
                      "value": _FORMAT.get(cell["unit"], str)(cell["value"])}
                  for c, cell in r["cells"].items()}
         rows.append(dict(r, cells=cells, meaning=meaning if meaning and meaning != "n" else None))
