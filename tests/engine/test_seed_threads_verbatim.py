@@ -9,7 +9,8 @@ import pytest
 
 from diffcompare import seeds as S
 
-SEEDS = pathlib.Path("/work/shared/seeds")
+#: the threads, in the shared folder beside the repository (CI lays a copy there too)
+SEEDS = pathlib.Path(__file__).resolve().parents[3] / "shared" / "seeds"
 
 torch = pytest.importorskip("torch")
 
@@ -34,7 +35,7 @@ def only_known_differences(rows_):
 
 def test_every_block_is_the_threads_text_verbatim():
     if not SEEDS.is_dir():
-        pytest.skip("the seed threads are not on this machine")
+        pytest.skip(f"the seed threads are not beside the repository ({SEEDS})")
     texts = {p.name[:3]: p.read_text(encoding="utf-8") for p in SEEDS.glob("*.txt")}
     for block in S.THREAD_CODE:
         assert block.code in texts[block.seed], block.key
