@@ -1,4 +1,4 @@
-"""The four forum threads (``/work/shared/seeds``), reproduced with diffcompare.engine.
+"""The four forum threads (``../shared/seeds`` beside the repository), reproduced with diffcompare.engine.
 
 Each test re-runs one example from a thread and checks every number and every
 piece of graph structure the thread states (or that follows from it by hand).

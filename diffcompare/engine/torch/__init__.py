@@ -1,6 +1,6 @@
 """A PyTorch-compatible face of the engine: ``import diffcompare.engine.torch as torch``.
 
-Learners paste PyTorch code; the seed threads (``/work/shared/seeds``) are PyTorch code.
+Learners paste PyTorch code; the seed threads (``../shared/seeds`` beside the repository) are PyTorch code.
 This module gives that code the names it uses, over the engine's own :class:`Tensor` (the
 same class, no subclass: the engine's fast paths check ``type(x) is Tensor``), so a
 thread's code runs unchanged and prints what PyTorch prints:
