@@ -71,7 +71,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import SUPPORTED, Backend, Prepared, Support
+from .base import SUPPORTED, Backend, Prepared, Support, UnsupportedError
 from ..problems import validity
 
 _REAL = {"float64": np.float64, "float32": np.float32}
@@ -458,6 +458,46 @@ class ComplexStep(FiniteDifference):
             grads.append(g.reshape(args[a].shape))
         return tuple(grads)
 
+
+    def prepare(self, problem, inputs):
+        prepared = super().prepare(problem, inputs)
+        if not validity.facts(problem).ran:   # the engine could not read its ops: probe it
+            self._probe_analytic(prepared, problem, inputs)
+        return prepared
+
+    def _probe_analytic(self, prepared, problem, inputs):
+        """Refuse a function that is not complex-analytic as written, when its ops are unknown
+        (the engine cannot evaluate it): its derivative along one seeded random direction by
+        the complex step must agree with central differences.  ``abs`` (the modulus at a
+        complex point) makes them disagree by O(1); a genuine derivative agrees to ~1e-8."""
+        rng = np.random.default_rng(0)
+        xs = [np.asarray(a, np.float64) for a in inputs]
+        v = {i: rng.standard_normal(xs[i].shape) for i in problem.wrt}
+        counted = prepared.evaluations
+
+        def at(shift):
+            args = [x + shift * v[i] if i in v else x for i, x in enumerate(xs)]
+            with np.errstate(all="ignore"):
+                return np.asarray(problem.fn(np, *args))
+
+        f0 = at(0.0)
+        w = rng.standard_normal(f0.shape)
+        step = 1e-6 * max(1.0, max(float(np.max(np.abs(xs[i]), initial=0.0)) for i in v))
+        central = float(np.sum(w * (at(step) - at(-step)))) / (2 * step)
+        value = at(1e-20j)
+        prepared.evaluations = counted
+        if not np.iscomplexobj(value):
+            return                                  # the run's own guard says what to do
+        complex_step = float(np.sum(w * value.imag)) / 1e-20
+        scale = abs(central) + 1e-6 * float(np.sum(np.abs(w * f0))) + 1e-8
+        if not np.isfinite(central) or abs(complex_step - central) <= 1e-4 * scale:
+            return
+        raise UnsupportedError(problem.name, self.name,
+                               f"complex step needs a complex-analytic function; along "
+                               f"a random direction {problem.name!r}'s derivative is {central:.6g} "
+                               f"by central differences but {complex_step:.6g} by the complex step, "
+                               "so NumPy evaluates it at complex points without the imaginary "
+                               "part's derivative (abs, a cast): use fd-central or an exact method.")
 
     def _constant(self, prepared, problem, inputs) -> bool:
         """Whether f has the same value (bit for bit) at x and at a real point moved in every

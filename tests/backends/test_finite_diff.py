@@ -402,3 +402,25 @@ def test_matrix_and_scalar_arguments(name):
     assert ga.shape == () and gW.shape == (2, 3)
     np.testing.assert_allclose(ga, 3 * np.sin(inputs[1]).sum(), rtol=1e-6)
     np.testing.assert_allclose(gW, 3 * 0.7 * np.cos(inputs[1]), rtol=1e-6)
+
+
+def test_complex_step_probes_a_function_the_engine_cannot_read():
+    """np.abs inside a function the engine cannot evaluate (so its ops are unknown), with the
+    result staying complex (the ridge term): the probe along a random direction sees the
+    complex step disagree with central differences and refuses, naming both numbers."""
+    from diffcompare.backends.base import UnsupportedError
+
+    p = Problem("np_ridge_l1", lambda xp, w: xp.sum(w ** 2) + np.sum(np.abs(w)),
+                fixed([1.0, -2.0, 0.5]), "ridge + np.abs", tags={"smooth"})
+    assert backends.get("fd-complex-step").supports(p)      # nothing known before the run
+    with pytest.raises(UnsupportedError, match="by central differences but .* by the complex step"):
+        grad_of("fd-complex-step", p)
+
+
+def test_complex_step_probe_passes_an_analytic_function_the_engine_cannot_read():
+    p = Problem("np_exp", lambda xp, x: np.sum(np.exp(x) * np.sin(x)), fixed([0.3, -1.2, 2.0]),
+                "exp sin through np", tags={"smooth"})
+    (g,), prepared = grad_of("fd-complex-step", p)
+    x = np.array([0.3, -1.2, 2.0])
+    np.testing.assert_allclose(g, np.exp(x) * (np.sin(x) + np.cos(x)), rtol=1e-14)
+    assert prepared.evaluations == 3                         # the probe is not counted
