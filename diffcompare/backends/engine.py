@@ -78,7 +78,14 @@ class EngineBackend(Backend):
 
         def func(*wrt_tensors):
             prepared.evaluations += 1
-            return problem.fn(array_api, *substitute(problem, constants, wrt_tensors))
+            out = problem.fn(array_api, *substitute(problem, constants, wrt_tensors))
+            if type(out) is not Tensor:
+                # a Python number is either a constant or a value taken out of the graph with
+                # float() / .item(): the engine cannot tell which, so it does not guess zero
+                raise TypeError(f"the function returned a {type(out).__name__}, not a Tensor: "
+                                "compute it from its arguments with xp's functions (a value "
+                                "converted with float() or .item() leaves the graph).")
+            return out
 
         return func
 

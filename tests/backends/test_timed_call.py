@@ -26,3 +26,18 @@ def test_timed_call_is_the_methods_own_gradient(name):
     assert prepared.evaluations - before - per_vjp == per_vjp >= 1
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g, dtype=np.float64), w, rtol=1e-9, atol=1e-12)
+
+
+def test_a_python_number_returned_to_the_engine_says_why_it_cannot_differentiate_it():
+    """A float is a constant or a value taken out of the graph with float(): the engine says
+    so, as torch's backend does, instead of failing on `'float' object has no attribute`."""
+    import numpy as np
+
+    from diffcompare import backends
+    from diffcompare.problems import Problem
+
+    p = Problem("returns_float", lambda xp, x: float(xp.sum(x * x)), lambda size, seed: (np.ones(size),),
+                "float() of the loss")
+    for name in ("engine", "torch"):
+        with pytest.raises(backends.BackendError, match="returned a float, not a"):
+            backends.compute_gradient(backends.get(name), p, p.inputs(3))

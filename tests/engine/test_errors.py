@@ -420,3 +420,12 @@ def test_a_float_index_tensor_gets_torchs_message_and_an_integer_one_indexes():
     y = x[Tensor(np.array([0, 1, 1]))]
     y.sum().backward()
     np.testing.assert_array_equal(x.grad.data, [1.0, 2.0, 0.0])
+
+
+def test_split_by_a_chunk_size_of_zero_is_torchs_error_not_a_zero_division():
+    with pytest.raises(ValueError, match=phrase("split_size can only be 0 if dimension size is 0")):
+        E.split(Tensor([1.0, 2.0, 3.0]), 0)
+    with pytest.raises(ValueError, match="positive chunk size"):
+        E.split(Tensor([1.0, 2.0, 3.0]), -1)
+    (whole,) = E.split(Tensor(np.zeros(0)), 0)
+    assert whole.shape == (0,)

@@ -643,6 +643,12 @@ def split(x, split_size_or_sections, dim=0):
     x = as_tensor(x)
     n = x.shape[dim]
     if isinstance(split_size_or_sections, (int, np.integer)):
+        if split_size_or_sections <= 0 and not (split_size_or_sections == 0 and n == 0):
+            raise ValueError(f"split_size can only be 0 if dimension size is 0, but got dimension "
+                             f"size of {n} and split_size {split_size_or_sections}; give a "
+                             "positive chunk size, or a list of section sizes.")
+        if split_size_or_sections == 0:
+            return (x,)
         sizes = [split_size_or_sections] * (n // split_size_or_sections)
         if n % split_size_or_sections:
             sizes.append(n % split_size_or_sections)
