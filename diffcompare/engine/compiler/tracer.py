@@ -89,6 +89,8 @@ class Trace:
         step = Step(op, args, kwargs, self.phase)
         step.index = len(self.steps)
         self.steps.append(step)
+        if step.index == LONG_TRACE:
+            _warn_long_trace(step.index)
         if isinstance(value, (list, tuple)):
             out = type(value)(Tracer(self, v, step) for v in value)
             step.outs = list(out)
@@ -119,6 +121,20 @@ class Trace:
         step.index = len(self.steps)
         self.steps.append(step)
         self.guards.append(step)
+
+
+#: a trace this long is a Python loop unrolled: compiling it takes minutes and GBs
+LONG_TRACE = 50_000
+
+
+def _warn_long_trace(steps):
+    import warnings
+
+    warnings.warn(
+        f"compile: the trace has passed {steps:,} steps at {user_line()}: a Python loop is being "
+        "unrolled into one straight-line program, which can take minutes and several times the "
+        "eager engine's memory to generate (a 100k-step loop: ~90 s, ~3 GB). Run it eagerly, or "
+        "compile one step of the loop and loop over the compiled step.", UserWarning, stacklevel=2)
 
 
 def _freeze(x, keep):
