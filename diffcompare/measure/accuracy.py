@@ -13,7 +13,12 @@ methods it judges.
 Where it is infeasible (a DAG over ``MAX_DAG_EDGES`` edges, more than
 ``SYMBOLIC_LIMIT`` inputs, a function SymPy cannot express, or one whose expansion alone
 takes over ``SYMBOLIC_BUDGET_S`` seconds -- a (1024, 512) matrix product), the reference
-is the float64 gradient of the exact methods that agree (the engine, JAX and
+is the gradient program in extended precision (``numpy.longdouble``: the engine's and
+HIPS autograd's, which must agree; :mod:`diffcompare.measure.extended`) -- it shares no
+float64 rounding with the methods judged, so a GMM over 10,000 points is judged by its
+own rounding, not by its distance from another float64 method.  Where that cannot be
+made either (long double is float64 on the platform, or a program lacks an op in it), the
+reference is the float64 gradient of the exact methods that agree (the engine, JAX and
 PyTorch when installed): its label names them and says they are its members,
 and ``agreement_members(label)`` gives them, so a ranking leaves them out
 rather than judging them against their own agreement.
@@ -50,9 +55,11 @@ MAX_DAG_EDGES = 12_000     # edges of the function's expression DAG, likewise (~
                            # rosenbrock at n = 1000 is about 10,000 edges)
 SYMBOLIC_BUDGET_S = 30.0   # seconds the symbolic reference may take (building the expression
                            # comes before the DAG check) before the agreement one is used
-CACHE_VERSION = 3          # bump when the way references are made changes: old entries are ignored
+CACHE_VERSION = 4          # bump when the way references are made changes: old entries are ignored
 SYMBOLIC_LABEL = f"sympy-reverse-exact@{DIGITS}digits"
 AGREEMENT_LABEL = "float64 agreement of exact methods"
+EXTENDED_LABEL = "extended-precision gradient"
+EXTENDED_DIGITS = 19       # what a 64-bit significand carries
 MEMBERS_NOTE = "its members are not ranked against it"
 
 
@@ -87,8 +94,14 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
                 reference = symbolic_reference(problem, inputs, cotangent)
         except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, _OverBudget):
             reference = None
+    why_not_extended = None
     if reference is None:
-        reference = agreement_reference(problem, inputs, cotangent)
+        try:
+            reference = extended_reference(problem, inputs, cotangent)
+        except NotImplementedError as exc:
+            why_not_extended = str(exc)
+    if reference is None:
+        reference = agreement_reference(problem, inputs, cotangent, why_not_extended)
     _save(path, reference)
     return reference
 
@@ -210,6 +223,30 @@ _MP_FUNCTIONS = {
 }
 
 
+def extended_reference(problem, inputs, cotangent) -> Reference:
+    """The gradient in long double by the engine's and autograd's programs, which must agree
+    (:mod:`diffcompare.measure.extended`); its label states the format, the agreement and
+    the seconds it took.  Raises ``NotImplementedError`` where it cannot be made."""
+    from . import extended
+
+    values, agreement, seconds = extended.extended_gradient(problem, inputs, cotangent)
+    label = (f"{EXTENDED_LABEL}: the engine's and autograd's programs in {extended.describe()}, "
+             f"agreeing to rho {agreement:.0e}; {seconds:.1f} s")
+    return Reference(tuple(_long_to_mpf(v) for v in values), label, EXTENDED_DIGITS)
+
+
+def _long_to_mpf(a) -> np.ndarray:
+    """Long doubles as mpf, exactly: each as a float64 and the float64 remainder (a 64-bit
+    significand is 53 + 11 bits; IEEE quad's 113 bits keep 106)."""
+    a = np.asarray(a, dtype=np.longdouble)
+    hi = a.astype(np.float64)
+    lo = (a - hi).astype(np.float64)
+    out = np.empty(a.size, dtype=object)
+    with mpmath.workdps(40):
+        out[:] = [mpmath.mpf(float(h)) + mpmath.mpf(float(l)) for h, l in zip(hi.ravel(), lo.ravel())]
+    return out.reshape(a.shape)
+
+
 def agreement_members(label: str) -> tuple:
     """The methods a fallback reference was made from (empty for a high-precision one):
     judging them against it would judge them against themselves.
@@ -226,8 +263,9 @@ def agreement_members(label: str) -> tuple:
     return tuple(n.strip() for n in names.split(",") if n.strip())
 
 
-def agreement_reference(problem, inputs, cotangent) -> Reference:
-    """The engine's float64 gradient, checked against JAX and PyTorch where installed."""
+def agreement_reference(problem, inputs, cotangent, why_not_extended=None) -> Reference:
+    """The engine's float64 gradient, checked against JAX and PyTorch where installed; the
+    label ends with why no extended-precision reference was made, when given."""
     from .. import backends
 
     results = {}
@@ -243,7 +281,8 @@ def agreement_reference(problem, inputs, cotangent) -> Reference:
         raise RuntimeError(f"no exact method could differentiate {problem.name!r} for a reference")
     base_name, base = next(iter(results.items()))
     spread = max((errors(g, base)["rho"] for g in results.values()), default=0.0)
-    label = f"{AGREEMENT_LABEL} ({', '.join(results)}; max rho {spread:.1e}; {MEMBERS_NOTE})"
+    why = f"; extended precision: {why_not_extended}" if why_not_extended else ""
+    label = f"{AGREEMENT_LABEL} ({', '.join(results)}; max rho {spread:.1e}; {MEMBERS_NOTE}{why})"
     return Reference(tuple(np.asarray(v, dtype=np.float64) for v in base), label, 15)
 
 

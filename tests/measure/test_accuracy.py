@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from diffcompare import backends, problems
-from diffcompare.measure import accuracy
+from diffcompare.measure import accuracy, extended
 
 
 def _squire_trapp_derivative(x, dps=60):
@@ -59,11 +59,14 @@ def test_reference_is_cached_and_a_changed_problem_is_not_served_a_stale_one(tmp
     np.testing.assert_allclose([float(v) for v in other.values[0]], 2 * p.inputs(4, 0)[0], rtol=1e-15)
 
 
-def test_fallback_reference_says_which_methods_it_used(tmp_path, monkeypatch):
+def test_fallback_reference_says_which_methods_it_used_and_why(tmp_path, monkeypatch):
     monkeypatch.setattr(accuracy, "SYMBOLIC_LIMIT", 1)
+    monkeypatch.setattr(extended, "MAX_EPS", 0.0)         # as where long double is float64
     p = problems.get("rosenbrock")
     ref = accuracy.reference_gradient(p, 4, 0, cache_dir=tmp_path)
     assert ref.label.startswith(accuracy.AGREEMENT_LABEL) and "engine" in ref.label and ref.digits < 30
+    assert "extended precision: numpy.longdouble is float64 on this platform" in ref.label
+    assert accuracy.agreement_members(ref.label)[0] == "engine"
 
 
 def test_a_symbolic_reference_past_its_time_budget_falls_back_to_agreement(tmp_path, monkeypatch):
@@ -71,6 +74,7 @@ def test_a_symbolic_reference_past_its_time_budget_falls_back_to_agreement(tmp_p
     n = 512 took minutes there, so each cell of its group timed out. Past the budget the
     agreement reference is used instead."""
     monkeypatch.setattr(accuracy, "SYMBOLIC_BUDGET_S", 0.01)
+    monkeypatch.setattr(extended, "MAX_EPS", 0.0)
     p = problems.get("linear_least_squares")
     ref = accuracy.reference_gradient(p, 64, 0, cache_dir=tmp_path)     # ~10 s symbolically
     assert ref.label.startswith(accuracy.AGREEMENT_LABEL) and ref.digits < 30

@@ -234,6 +234,10 @@ def _scatter_rows(g, key, shape):
         for j in range(cols):
             np.add.at(out[:, j], key, flat[:, j])
         return out.reshape(shape)
+    if not np.can_cast(g.dtype, np.float64):     # long double: bincount sums in float64 only
+        out = np.zeros((n, cols), dtype=g.dtype)
+        np.add.at(out, key, flat)
+        return out.reshape(shape)
     idx = np.where(key < 0, key + n, key) if key.dtype.kind == "i" else key
     pairs = (idx[:, None] * cols + np.arange(cols)).ravel()
     out = np.bincount(pairs, weights=flat.ravel(), minlength=n * cols)
