@@ -25,6 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from .catalog import is_exact
+from .rounding import rounding_level
 from ..measure.accuracy import agreement_members
 
 #: The criteria, in the order rows come out.
@@ -180,18 +181,14 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
 
 
 def _rounding_floor(rows, value) -> float:
-    """The error level at which exact methods differ only by float rounding on this cell:
-    ``ROUNDING_FACTOR`` x the median rho of the exact methods, when at least three were
-    measured (a median, so one wrong rule cannot raise it); 0 otherwise.  All exact methods
-    compute the true derivative, so their spread is the function's own rounding noise at
-    these inputs, and no method is "more accurate" within it."""
+    """``ROUNDING_FACTOR`` x the cell's rounding level (:func:`rounding.rounding_level`: the
+    median rho of at least three exact methods); 0 when there is none.  Within it no method
+    is "more accurate": the exact methods' spread is the function's own rounding noise."""
     if "family" not in rows:
         return 0.0
-    exact = [b for b in value.index
-             if is_exact(rows.loc[rows["backend"] == b, "family"].iloc[0])]
-    if len(exact) < 3:
-        return 0.0
-    return ROUNDING_FACTOR * float(np.median(value[exact]))
+    families = rows.drop_duplicates("backend").set_index("backend")["family"].to_dict()
+    level = rounding_level(value, families)
+    return 0.0 if level is None else ROUNDING_FACTOR * level
 
 
 def platform_of(device) -> str:

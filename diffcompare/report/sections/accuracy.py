@@ -90,10 +90,12 @@ def _reference_table(data) -> Markup:
 
 
 def _error_table(data, ok) -> Markup:
-    """problem x method: largest rho over sizes, or the cell's failure status."""
+    """problem x method: largest rho over sizes with the accuracy study's bound there, or the
+    cell's failure status."""
     cells = data.cells[data.cells["dtype"] == "float64"]
     if cells.empty:
         return Markup("")
+    bounds = _bounds(data.study("accuracy").frame)
     backends = backend_order(cells["backend"])
     rows = []
     for prob in problem_order(cells["problem"]):
@@ -105,13 +107,38 @@ def _error_table(data, ok) -> Markup:
                 row.append(tag("span", "·", class_="muted"))
             elif not o.empty:
                 bad = sorted(set(c["status"]) - {"ok"})
-                row.append(join(fmt_error(o.max()), *[join(" ", badge(s)) for s in bad]))
+                row.append(join(fmt_error(o.max()), _bound_note(bounds.get((prob, b))),
+                                *[join(" ", badge(s)) for s in bad]))
             else:
                 row.append(join(*[badge(s) for s in sorted(set(c["status"]))]))
         rows.append(row)
-    return join(p("The same numbers as a table (largest ρ over sizes; a status where a cell did not "
-                  "finish ok, so nothing is silently left out):"),
+    return join(p("The same numbers as a table: the largest ρ over sizes and, under it, the bound the "
+                  "accuracy study judged it by at the size closest to its bound (exact methods and the "
+                  "complex step: 30 × the cell's rounding level, at least 1e-13; finite differences: "
+                  "their error model times |f|); ", tag("span", "outside", class_="badge st-error"),
+                  " marks a ρ above it. A status shows where a cell did not finish ok, so nothing is "
+                  "silently left out."),
                 scroll(table(["problem"] + backends, rows, cls="compact numbers")))
+
+
+def _bounds(frame) -> dict:
+    """(problem, backend) -> (bound, within) at the checked size where ρ is closest to its bound."""
+    if frame is None or frame.empty or "bound" not in frame:
+        return {}
+    judged = frame[frame["checked"].astype(str) == "True"].copy()
+    if judged.empty:
+        return {}
+    judged["share"] = judged["error_rho"].astype(float) / judged["bound"].astype(float)
+    worst = judged.sort_values("share").groupby(["problem", "backend"]).tail(1)
+    return {(r.problem, r.backend): (float(r.bound), str(r.within) == "True") for r in worst.itertuples()}
+
+
+def _bound_note(bound) -> Markup:
+    if bound is None:
+        return Markup("")
+    value, within = bound
+    note = tag("div", f"≤ {fmt_error(value)}", class_="muted")
+    return note if within else join(note, tag("span", "outside", class_="badge st-error"))
 
 
 def _fd_minima(frame) -> Markup:
