@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
 from typing import Any
 
 import numpy as np
@@ -122,6 +123,19 @@ class Backend:
 
     def supports(self, problem) -> Support:
         return SUPPORTED
+
+    def library(self) -> str:
+        """The library that computes this method's derivatives, with its installed version
+        (``"torch 2.13.0"``; ``"jax not installed"``): what a convention found is a fact of."""
+        if self.requires is not None:
+            pairs = self.requires if isinstance(self.requires[0], tuple) else (self.requires,)
+            dist = pairs[0][0]
+        else:
+            dist = {"symbolic": "sympy", "engine": "diffcompare"}.get(self.family, "numpy")
+        try:
+            return f"{dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            return f"{dist} not installed"
 
     def supports_inputs(self, problem, inputs) -> Support:
         """Like ``supports``, knowing the inputs (so the size): for limits such as the

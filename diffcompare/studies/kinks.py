@@ -9,6 +9,8 @@ the kink (0 at the kink itself).  It also differentiates the dedicated relu *ope
 convention than ``maximum(x, 0)``.
 
 Rows: ``source`` ("problem" or "op"), ``problem``, ``backend``, ``element``, ``x``,
+``library`` (the library and version that computed it: a convention is a fact of a
+version, so an upgrade that changes one shows as a failed finding naming both),
 ``distance`` (how far the element is from changing the active branch), ``tie_size``
 (elements sharing the max; 1 for relu/abs), ``kink``, ``derivative``, ``true_derivative``
 (away from kinks), ``convention`` (what the method documents at a kink), ``status``,
@@ -133,8 +135,8 @@ def run(out_dir=None, quick: bool = False):
         inputs = problem.inputs(size, seed=0)
         geometry = kink_geometry(pname, inputs[0])
         for bname in backends.names():
-            base = {"source": "problem", "problem": pname, "backend": bname}
             backend = backends.get(bname)
+            base = {"source": "problem", "problem": pname, "backend": bname, "library": backend.library()}
             try:
                 g, = backends.compute_gradient(backend, problem, inputs)
             except backends.UnsupportedError as exc:
@@ -149,20 +151,22 @@ def run(out_dir=None, quick: bool = False):
                              "convention": convention_value(bname, pname, geo["tie_size"]) if geo["kink"] else None,
                              "status": "ok", "message": None})
     rows.extend(_relu_op_rows())
-    columns = ["source", "problem", "backend", "element", "x", "distance", "tie_size", "kink",
+    columns = ["source", "problem", "backend", "library", "element", "x", "distance", "tie_size", "kink",
                "derivative", "true_derivative", "convention", "status", "message"]
     return pd.DataFrame(rows, columns=columns)
 
 
 def _relu_op_rows():
     """relu'(x) of the dedicated relu operations at the kink points."""
+    from .. import backends
     from ..problems.catalog.nonsmooth import KINK_POINTS
 
     x = np.array(KINK_POINTS, dtype=np.float64)
     geometry = kink_geometry("relu_op", x)
     rows = []
     for name, fn in (("engine", _engine_relu_grad), ("torch", _torch_relu_grad), ("jax", _jax_relu_grad)):
-        base = {"source": "op", "problem": "relu_op", "backend": name}
+        library = backends.get({"jax": "jax-jit"}.get(name, name)).library()
+        base = {"source": "op", "problem": "relu_op", "backend": name, "library": library}
         try:
             g = fn(x)
         except ImportError as exc:
@@ -222,7 +226,8 @@ def _check_method(df, backend, source, wording):
             or "not run"
         return no_data(name, expected, why)
     tol = _tol(backend)
-    parts, ok = [], True
+    libraries = sorted(set(ok_rows.library.dropna().astype(str))) if "library" in ok_rows else []
+    parts, ok = ([f"with {', '.join(libraries)}"] if libraries else []), True
     for pname, prow in ok_rows.groupby("problem", sort=False):
         kinks = prow[prow.kink.astype(bool)]
         held = bool(np.all(np.abs(kinks.derivative.astype(float) - kinks.convention.astype(float)) <= tol))

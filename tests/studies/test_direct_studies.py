@@ -104,10 +104,39 @@ def test_expression_swell_skips_after_a_slow_k_and_says_so():
     df = expression_swell.run(ks=(1, 2, 3), time_limit_s=0.0)
     sizes = df[df.kind == "size"].set_index("k")
     assert sizes.status[1] == "ok" and math.isnan(sizes.prepare_sympy_s[2])
-    assert "sympy skipped: k = 1 took" in sizes.message[2] and sizes.status[3] == "partial"
+    assert "sympy skipped: k = 1 took" in sizes.message[2] and sizes.status[3] == "guarded"
     found = _by_name(expression_swell.check(df))
-    assert found["every k measured"].ok is False
+    guard = found["every k measured or stopped by its guard"]
+    assert guard.ok and guard.measured.startswith("1 of 3 measured in full; by a guard: k=2: sympy skipped")
     assert found["engine graph: linear in k"].ok
+
+
+def test_expression_swell_fails_when_a_method_fails_not_when_a_guard_refuses(monkeypatch):
+    """A guard's refusal (UnsupportedError) holds the guard's prediction; any other error of a
+    method is a failure the study reports."""
+    from diffcompare import backends
+
+    real = backends.checked_prepare
+
+    def failing(backend, problem, inputs):
+        if backend.name == "symengine":
+            raise backends.BackendError(problem.name, backend.name, "symengine crashed")
+        if backend.name == "sympy-reverse":
+            raise backends.UnsupportedError(problem.name, backend.name, "too many inputs")
+        return real(backend, problem, inputs)
+
+    monkeypatch.setattr(backends, "checked_prepare", failing)
+    df = expression_swell.run(ks=(1, 2))
+    sizes = df[df.kind == "size"].set_index("k")
+    assert list(sizes.status) == ["partial", "partial"]
+    found = _by_name(expression_swell.check(df))
+    guard = found["every k measured or stopped by its guard"]
+    assert guard.ok is False and "symengine crashed" in guard.measured
+    monkeypatch.setattr(backends, "checked_prepare",
+                        lambda b, p, i: failing(b, p, i) if b.name == "sympy-reverse" else real(b, p, i))
+    df = expression_swell.run(ks=(1, 2))
+    assert set(df[df.kind == "size"].status) == {"guarded"}
+    assert _by_name(expression_swell.check(df))["every k measured or stopped by its guard"].ok
 
 
 # --- kinks --------------------------------------------------------------------------------
@@ -137,11 +166,20 @@ def test_kinks_every_documented_convention_holds():
     found = kinks.check(df)
     assert all(f.ok is not False for f in found), [str(f) for f in found if f.ok is False]
     assert _by_name(found)["engine at kinks"].ok and _by_name(found)["fd-central at kinks"].ok
+    # each convention is recorded with the library version that gave it
+    torch_rows = df[(df.backend == "torch") & (df.status == "ok")]
+    if len(torch_rows):
+        import torch
+
+        assert set(torch_rows.library) == {f"torch {torch.__version__}"}
+        assert _by_name(found)["torch at kinks"].measured.startswith(f"with torch {torch.__version__}; relu_kink")
+        assert set(df[(df.source == "op") & (df.backend == "torch")].library) == {f"torch {torch.__version__}"}
 
 
 def test_kinks_check_catches_a_changed_convention():
     found = _by_name(kinks.check(_fake_kink_rows()))        # the engine returning 0 at relu's kink
     assert found["engine at kinks"].ok is False and "relu_kink: at kinks 0" in found["engine at kinks"].measured
+    assert found["engine at kinks"].measured.startswith("with diffcompare 9.9; ")   # the version that changed
     assert found["torch at kinks"].ok is None                # not run: no data, not a failure
 
 
@@ -149,7 +187,8 @@ def _fake_kink_rows():
     import pandas as pd
 
     geo = kinks.kink_geometry("relu_kink", np.array([-1.0, 0.0, 1.0]))
-    return pd.DataFrame([{"source": "problem", "problem": "relu_kink", "backend": "engine", "element": i,
+    return pd.DataFrame([{"source": "problem", "problem": "relu_kink", "backend": "engine",
+                          "library": "diffcompare 9.9", "element": i,
                           **g, "derivative": d, "status": "ok", "message": None,
                           "convention": kinks.convention_value("engine", "relu_kink", 1) if g["kink"] else None}
                          for i, (g, d) in enumerate(zip(geo, [0.0, 0.0, 1.0]))])
