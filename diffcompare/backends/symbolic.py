@@ -179,6 +179,12 @@ def dag_size(exprs) -> int:
     return len(seen)
 
 
+#: a product of more factors than this costs proportionally more per derivative operation
+#: (see ``largest_product``): unbind_product's sympy-cse cell at n = 300 (~9e4 predicted
+#: operations, under the limit unweighted) ran into the standard suite's 120 s timeout
+PRODUCT_FACTORS_AT_BASE_COST = 40
+
+
 def predict_gradient_ops(outputs, wrt) -> int:
     """The operation count (``count_ops`` units, roughly) of the per-variable derivatives
     ``[∂y/∂s for y in outputs for s in wrt]`` as ``sympy.diff`` writes them, predicted from
@@ -232,6 +238,26 @@ def predict_gradient_ops(outputs, wrt) -> int:
             d += sum(wi * (tree[n] + 2) for wi in w if wi)
         deriv[n] = d
     return int(sum(deriv[sympy.sympify(o)] for o in outputs))
+
+
+def largest_product(outputs) -> int:
+    """The most factors of any one product (``Mul``) in the function's DAG.  ``sympy.diff``
+    rebuilds a product of k factors for each of them, so a long product costs more per
+    derivative operation: ``unbind_product`` (one product of n factors) took 740 µs per
+    predicted operation at n = 100 and over 1.3 ms at n = 300, against at most 300 µs on
+    products of a few factors.
+
+    >>> import sympy
+    >>> a = sympy.symbols("a:5")
+    >>> largest_product([a[0] * a[1] * a[2] + a[3] * a[4]])
+    3
+    """
+    import sympy
+
+    from .sympy_dag import function_dag
+
+    return max((len(n.args) for n in function_dag([sympy.sympify(o) for o in outputs]) if n.is_Mul),
+               default=0)
 
 
 # --- printing -----------------------------------------------------------------------------
@@ -511,13 +537,18 @@ class SympyBackend(Backend):
                                    f"would have ~{predicted:.3g} operations in its expression tree "
                                    f"(limit {self.max_tree_ops}); too large to print and compile in "
                                    "reasonable time")
-        if predicted > self.max_diff_ops:
+        factors = largest_product(outputs)
+        weight = max(1.0, factors / PRODUCT_FACTORS_AT_BASE_COST)
+        info["largest_product"] = factors
+        if predicted * weight > self.max_diff_ops:
+            long_product = (f", weighted {weight:.3g}x for a product of {factors} factors"
+                            if weight > 1 else "")
             raise UnsupportedError(problem.name, self.name,
                                    f"per-variable differentiation predicted too costly before "
-                                   f"differentiating: ~{predicted:.3g} derivative operations to build "
-                                   f"(limit {self.max_diff_ops:.3g}; up to about "
-                                   f"{predicted * self.seconds_per_op:.0f} s at up to "
-                                   f"{self.seconds_per_op * 1e6:.0f} µs each)")
+                                   f"differentiating: ~{predicted:.3g} derivative operations to build"
+                                   f"{long_product} (limit {self.max_diff_ops:.3g}; up to about "
+                                   f"{predicted * weight * self.seconds_per_op:.0f} s at up to "
+                                   f"{self.seconds_per_op * weight * 1e6:.0f} µs each)")
 
     def _check_swell(self, problem, what, tree_ops, exprs, tree=False):
         """The function's tree size bounds the time ``sympy.diff`` takes (it walks the tree,
