@@ -26,7 +26,7 @@ SMALL = 16          # saved tensors and gradients with at most this many element
 
 
 def _fmt(value) -> str | None:
-    from ..seeds import fmt
+    from .values import fmt
 
     if value is None:
         return None
