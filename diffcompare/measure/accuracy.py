@@ -35,18 +35,16 @@ Errors, maximum over elements:
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import os
 import pathlib
-import signal
-import threading
-import time
 
 import mpmath
 import numpy as np
+
+from .budget import OverBudget, time_budget
 
 DIGITS = 50
 SYMBOLIC_LIMIT = 100_000   # differentiated scalars above which no symbolic reference is made
@@ -90,9 +88,9 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
     n = sum(np.size(inputs[i]) for i in problem.wrt)
     if n <= SYMBOLIC_LIMIT and _symbolic_supports(problem):
         try:
-            with _time_budget(SYMBOLIC_BUDGET_S):
+            with time_budget(SYMBOLIC_BUDGET_S):
                 reference = symbolic_reference(problem, inputs, cotangent)
-        except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, _OverBudget):
+        except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, OverBudget):
             reference = None
     why_not_extended = None
     if reference is None:
@@ -104,33 +102,6 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
         reference = agreement_reference(problem, inputs, cotangent, why_not_extended)
     _save(path, reference)
     return reference
-
-
-class _OverBudget(Exception):
-    """The symbolic reference ran past ``SYMBOLIC_BUDGET_S``."""
-
-
-@contextlib.contextmanager
-def _time_budget(seconds: float):
-    """Raise ``_OverBudget`` inside the block after ``seconds`` (a SIGALRM timer: POSIX, in
-    the main thread, as in the runner's workers; elsewhere the block runs unlimited)."""
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def expire(signum, frame):
-        raise _OverBudget()
-
-    start = time.monotonic()
-    previous = signal.signal(signal.SIGALRM, expire)
-    outer, _ = signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-        if outer:      # a caller's own timer keeps running, less the time spent here
-            signal.setitimer(signal.ITIMER_REAL, max(outer - (time.monotonic() - start), 1e-3))
 
 
 def _symbolic_supports(problem) -> bool:

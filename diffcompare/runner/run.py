@@ -72,12 +72,19 @@ class RunSummary:
                 f"{self.rows_written} rows in {self.wall_s:.1f} s -> {self.results_path}{studies}{rejected}")
 
 
+#: seconds one NumPy call of a problem's function may take while the run reads which xp
+#: names it uses (in the parent process, before any cell): a function that hangs must not
+#: hang the run, which has no time limit of its own there
+CONTRACT_READ_S = 20.0
+
+
 def contract_verdicts(groups) -> list:
     """For each problem of ``groups`` that uses ``xp`` names outside the xp contract (or that
     a method cannot differentiate: autograd's missing VJPs), the one explanation of which
     methods run it (``contract.Verdict.message``), from one NumPy call at
     its smallest size; the cells of the other methods are ``unsupported`` with the reason."""
     from .. import backends
+    from ..measure.budget import OverBudget, time_budget
     from ..problems import contract
 
     first = {}
@@ -92,7 +99,13 @@ def contract_verdicts(groups) -> list:
     for name, g in first.items():
         try:
             problem = _modules.find_problem(name)
-            verdict = contract.verdict(problem, problem.inputs(g.size, g.seed))
+            with time_budget(CONTRACT_READ_S):      # the user's function, in this process
+                verdict = contract.verdict(problem, problem.inputs(g.size, g.seed))
+        except OverBudget:
+            out.append(f"problem {name!r}: its function did not return within {CONTRACT_READ_S:g} s "
+                       f"on NumPy at size {g.size}, so the xp names it uses were not read before the "
+                       "run; its cells run under their own time limits.")
+            continue
         except Exception:        # noqa: BLE001 -- a broken problem: its cells say how
             continue
         message = verdict.message(methods[name])
