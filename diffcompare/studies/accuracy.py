@@ -45,7 +45,6 @@ FD_CLASSES = {"fd-complex-step": "complex-step", "fd-central": "central", "fd-fo
 #: float64 upper bound on ρ per class: the floor of the rounded classes, times kappa for the
 #: classes in SCALES_WITH_F
 BOUNDS = {"exact": 1e-13, "complex-step": 1e-13, "central": 1e-7, "forward": 1e-5, "richardson": 1e-9}
-CLASS_ORDER = ("exact", "complex-step", "central", "forward", "richardson")
 SCALES_WITH_F = frozenset({"central", "forward", "richardson"})
 #: classes exact up to rounding: bounded by the cell's rounding level, not by a model
 ROUNDED = frozenset({"exact", "complex-step"})
@@ -164,7 +163,7 @@ def check(df) -> list:
     findings = []
     checked = df[df.checked.fillna(False).astype(bool)] if len(df) else df
     faults = df[df.status.isin(list(FAULT_STATUSES))] if len(df) else df
-    for cls in CLASS_ORDER:
+    for cls in BOUNDS:
         bound = (f"{ENVELOPE_FACTOR:g} × the cell's rounding level, at least {fmt(BOUNDS[cls])}"
                  if cls in ROUNDED else f"{fmt(BOUNDS[cls])} × kappa")
         name, expected = f"{cls} methods", f"ρ ≤ {bound} on every checked cell"

@@ -112,10 +112,13 @@ def _error_table(data, ok) -> Markup:
             else:
                 row.append(join(*[badge(s) for s in sorted(set(c["status"]))]))
         rows.append(row)
+    from ...studies.accuracy import BOUNDS, ENVELOPE_FACTOR
+
     return join(p("The same numbers as a table: the largest ρ over sizes and, under it, the bound the "
                   "accuracy study judged it by at the size closest to its bound (exact methods and the "
-                  "complex step: 30 × the cell's rounding level, at least 1e-13; finite differences: "
-                  "their error model times |f|); ", tag("span", "outside", class_="badge st-error"),
+                  f"complex step: {ENVELOPE_FACTOR:g} × the cell's rounding level, at least "
+                  f"{fmt_error(BOUNDS['exact'])}; finite differences: their error model times |f|); ",
+                  tag("span", "outside", class_="badge st-error"),
                   " marks a ρ above it. A status shows where a cell did not finish ok, so nothing is "
                   "silently left out."),
                 scroll(table(["problem"] + backends, rows, cls="compact numbers")))
