@@ -206,7 +206,10 @@ def test_node_names_are_torchs():
 def test_det_near_singular_and_singular():
     u = _randn("sing", 3, 2)
     a = u @ _randn("sing2", 2, 3)                      # rank 2, det ~ 1e-17
-    check(L.det, torch.linalg.det, [a + 1e-6 * np.eye(3)], rtol=1e-6, atol=1e-12)
+    # at condition ~1e6 the second-order VJP amplifies last-bit differences (LAPACK's, which vary
+    # from run to run) to ~2e-6 relative: first order there, second order one decade further out
+    check(L.det, torch.linalg.det, [a + 1e-6 * np.eye(3)], rtol=1e-6, atol=1e-12, second=False)
+    check(L.det, torch.linalg.det, [a + 1e-3 * np.eye(3)], rtol=1e-6, atol=1e-12)
     # exactly singular: the adjugate (cofactors), finite; torch 2.13 returns zeros there
     for b in [np.array([[1.0, 2.0], [2.0, 4.0]]), np.diag([1.0, 2.0, 0.0]),
               np.zeros((2, 3, 3)), np.array([[[1.0, 2.0], [2.0, 4.0]], [[1.0, 0.0], [0.0, 2.0]]])]:
