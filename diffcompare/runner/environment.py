@@ -20,6 +20,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import socket
 import subprocess
 import sys
@@ -137,9 +138,21 @@ except jax_backend.GpuStartError as exc:
 print(json.dumps(out))
 """
 
-#: The CUDA build's packages, whose versions run.json records.
-GPU_PACKAGES = ("jax-cuda12-plugin", "jax-cuda12-pjrt", "nvidia-cuda-runtime-cu12",
-                "nvidia-cudnn-cu12")
+#: The CUDA build's packages whose versions run.json records, by name pattern: JAX's plugin and
+#: PJRT for any CUDA major version (cuda12 from PyPI's jax[cuda12], cuda13 on newer images),
+#: and the CUDA runtime and cuDNN wheels they load.
+GPU_PACKAGE_PATTERN = re.compile(r"^(jax-cuda\d+-(plugin|pjrt)|nvidia-cuda-runtime(-cu\d+)?"
+                                 r"|nvidia-cudnn(-cu\d+)?)$")
+
+
+def gpu_packages() -> dict:
+    """``{distribution: version}`` of the installed CUDA packages (GPU_PACKAGE_PATTERN)."""
+    found = {}
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if GPU_PACKAGE_PATTERN.match(name):
+            found[name] = dist.version
+    return dict(sorted(found.items()))
 
 
 def _nvidia_driver() -> str | None:
@@ -178,7 +191,7 @@ def accelerators(timeout_s: float = 60.0) -> dict:
     if gpus or probe.get("gpu_error"):
         found["cuda"] = {"platform_version": probe.get("gpu_platform_version"),
                          "driver": _nvidia_driver(),
-                         **{name: _version(name) for name in GPU_PACKAGES}}
+                         **gpu_packages()}
     return found
 
 

@@ -210,6 +210,26 @@ def test_run_json_records_the_cuda_versions_and_memory_settings_it_found(monkeyp
                                      "XLA_PYTHON_CLIENT_ALLOCATOR": None}
 
 
+@pytest.mark.parametrize("name, recorded", [
+    ("jax-cuda12-plugin", True), ("jax-cuda13-pjrt", True), ("nvidia-cuda-runtime-cu12", True),
+    ("nvidia-cuda-runtime", True), ("nvidia-cudnn-cu13", True), ("nvidia-cublas", False),
+    ("jax", False), ("jax-cuda12-plugin-extra", False)])
+def test_the_cuda_packages_are_recorded_for_any_cuda_major_version(name, recorded):
+    # a CUDA 13 image (jax-cuda13-plugin) recorded nothing when the names were cuda12's
+    assert bool(environment.GPU_PACKAGE_PATTERN.match(name)) is recorded
+
+
+def test_gpu_packages_reads_the_installed_distributions(monkeypatch):
+    class Dist:
+        def __init__(self, name, version):
+            self.metadata, self.version = {"Name": name}, version
+    monkeypatch.setattr(environment.importlib.metadata, "distributions", lambda: [
+        Dist("jax_cuda13_plugin", "0.11.2"), Dist("numpy", "2.5.2"),
+        Dist("nvidia-cudnn-cu13", "9.13")])
+    assert environment.gpu_packages() == {"jax-cuda13-plugin": "0.11.2",
+                                          "nvidia-cudnn-cu13": "9.13"}
+
+
 # --- answers across devices ---------------------------------------------------------------
 
 def _cells(devices, peaks, sources):
