@@ -74,7 +74,7 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     if not support:
         yield row("cell", status="unsupported", message=support.reason)
         return
-    inputs = tuple(a.astype(dtype) if i in problem.wrt else a for i, a in enumerate(inputs64))
+    inputs = cell_inputs(problem, inputs64, dtype)
     cotangent = problem.cotangent(size, seed)
     n_inputs = int(sum(np.size(inputs[i]) for i in problem.wrt))
     base["n_inputs"] = n_inputs
@@ -185,6 +185,23 @@ def prepare_group(problem_name, size, seed, dtype="float64", options=None, backe
 
 
 measure_cell.prepare_group = prepare_group
+
+
+def cell_inputs(problem, inputs64, dtype) -> tuple:
+    """The inputs of a cell in ``dtype``: the differentiated ones, and in a float32 cell every
+    floating one (the data too, as a float32 model holds them: float64 data would make NumPy
+    and the engine compute in float64 and torch refuse the mixed matmul); integers as given.
+
+    >>> import numpy as np
+    >>> from diffcompare.problems.problem import Problem
+    >>> p = Problem("p", lambda xp, w, x, k: xp.sum(w * x), None, "", wrt=(0,))
+    >>> [a.dtype.name for a in cell_inputs(p, (np.ones(2), np.ones(2), np.arange(2)), "float32")]
+    ['float32', 'float32', 'int64']
+    """
+    dtype = np.dtype(dtype)
+    lower = dtype == np.float32
+    return tuple(a.astype(dtype) if i in problem.wrt or (lower and a.dtype.kind == "f") else a
+                 for i, a in enumerate(inputs64))
 
 
 def _timing_fields(t):
