@@ -53,7 +53,7 @@ MAX_DAG_EDGES = 12_000     # edges of the function's expression DAG, likewise (~
                            # rosenbrock at n = 1000 is about 10,000 edges)
 SYMBOLIC_BUDGET_S = 30.0   # seconds the symbolic reference may take (building the expression
                            # comes before the DAG check) before the agreement one is used
-CACHE_VERSION = 4          # bump when the way references are made changes: old entries are ignored
+CACHE_VERSION = 5          # bump when the way references are made changes: old entries are ignored
 SYMBOLIC_LABEL = f"sympy-reverse-exact@{DIGITS}digits"
 AGREEMENT_LABEL = "float64 agreement of exact methods"
 EXTENDED_LABEL = "extended-precision gradient"
@@ -63,7 +63,7 @@ MEMBERS_NOTE = "its members are not ranked against it"
 
 @dataclasses.dataclass
 class Reference:
-    values: tuple          # per differentiated argument: object arrays of mpf, or float64 arrays
+    values: tuple          # per differentiated argument: object arrays of mpf, long double or float64 arrays
     label: str
     digits: int            # significant digits the values carry (about 16 for the fallback)
 
@@ -82,7 +82,7 @@ def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
     if path.exists():
         try:
             return _load(path)
-        except (ValueError, KeyError):
+        except (ValueError, KeyError, OSError):
             path.unlink()              # a damaged cache entry is recomputed
     reference = None
     n = sum(np.size(inputs[i]) for i in problem.wrt)
@@ -203,19 +203,8 @@ def extended_reference(problem, inputs, cotangent) -> Reference:
     values, agreement, seconds = extended.extended_gradient(problem, inputs, cotangent)
     label = (f"{EXTENDED_LABEL}: the engine's and autograd's programs in {extended.describe()}, "
              f"agreeing to rho {agreement:.0e}; {seconds:.1f} s")
-    return Reference(tuple(_long_to_mpf(v) for v in values), label, EXTENDED_DIGITS)
-
-
-def _long_to_mpf(a) -> np.ndarray:
-    """Long doubles as mpf, exactly: each as a float64 and the float64 remainder (a 64-bit
-    significand is 53 + 11 bits; IEEE quad's 113 bits keep 106)."""
-    a = np.asarray(a, dtype=np.longdouble)
-    hi = a.astype(np.float64)
-    lo = (a - hi).astype(np.float64)
-    out = np.empty(a.size, dtype=object)
-    with mpmath.workdps(40):
-        out[:] = [mpmath.mpf(float(h)) + mpmath.mpf(float(l)) for h, l in zip(hi.ravel(), lo.ravel())]
-    return out.reshape(a.shape)
+    return Reference(tuple(np.asarray(v, dtype=np.longdouble) for v in values), label,
+                     EXTENDED_DIGITS)
 
 
 def agreement_members(label: str) -> tuple:
@@ -286,13 +275,14 @@ def errors(grads, reference) -> dict:
     for g, r in zip(grads, reference):
         g = np.asarray(g, dtype=np.float64)
         r = np.asarray(r)
-        if r.dtype == object:
+        if r.dtype == object:                       # mpf (SymPy's 50 digits): small problems only
             with mpmath.workdps(DIGITS):
                 d = np.array([float(abs(mpmath.mpf(float(a)) - b)) for a, b in zip(g.ravel(), r.ravel())])
             ry = np.array([float(abs(b)) for b in r.ravel()])
-        else:
-            d = np.abs(g.ravel() - r.ravel().astype(np.float64))
-            ry = np.abs(r.ravel().astype(np.float64))
+        else:                                       # float64, or long double (vectorised)
+            wide = np.result_type(r.dtype, np.float64)
+            d = np.abs(g.ravel().astype(wide) - r.ravel()).astype(np.float64)
+            ry = np.abs(r.ravel()).astype(np.float64)
         diffs.append(d)
         x_abs.append(np.abs(g.ravel()))
         y_abs.append(ry)
@@ -326,12 +316,28 @@ def _cache_key(problem, size, seed, inputs, cotangent) -> str:
 
 
 def _save(path: pathlib.Path, ref: Reference) -> None:
+    """The label and digits as JSON; mpf values as strings in it, arrays (float64, and long
+    double as a float64 pair whose sum is exact) in an ``.npz`` beside it: a 10⁷-element
+    reference is 160 MB of binary rather than half a GB of decimal strings."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = {"label": ref.label, "digits": ref.digits,
-           "values": [{"shape": list(np.shape(v)),
-                       "data": [mpmath.nstr(x, ref.digits, strip_zeros=False) if isinstance(x, mpmath.mpf)
-                                else repr(float(x)) for x in np.asarray(v, dtype=object).ravel()]}
-                      for v in ref.values]}
+    values, arrays = [], {}
+    for i, v in enumerate(ref.values):
+        v = np.asarray(v)
+        if v.dtype == object:
+            values.append({"shape": list(v.shape), "data": [
+                mpmath.nstr(x, ref.digits, strip_zeros=False) if isinstance(x, mpmath.mpf)
+                else repr(float(x)) for x in v.ravel()]})
+            continue
+        hi = v.astype(np.float64)
+        arrays[f"v{i}_hi"] = hi
+        if v.dtype != np.float64:
+            arrays[f"v{i}_lo"] = (v - hi).astype(np.float64)
+        values.append({"shape": list(v.shape), "array": v.dtype.name})
+    doc = {"label": ref.label, "digits": ref.digits, "values": values}
+    if arrays:                                   # written first: the JSON commits the entry
+        with open(path.with_suffix(".npz.tmp"), "wb") as f:
+            np.savez(f, **arrays)
+        path.with_suffix(".npz.tmp").replace(path.with_suffix(".npz"))
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(doc))
     tmp.replace(path)     # atomic: a crash never leaves a half-written entry
@@ -339,9 +345,15 @@ def _save(path: pathlib.Path, ref: Reference) -> None:
 
 def _load(path: pathlib.Path) -> Reference:
     doc = json.loads(path.read_text())
-    values = []
-    for v in doc["values"]:
-        if doc["digits"] > 17:
+    values, arrays = [], None
+    for i, v in enumerate(doc["values"]):
+        if "array" in v:
+            if arrays is None:
+                arrays = np.load(path.with_suffix(".npz"))
+            hi = arrays[f"v{i}_hi"]
+            arr = hi if v["array"] == "float64" else (
+                hi.astype(np.longdouble) + arrays[f"v{i}_lo"].astype(np.longdouble))
+        elif doc["digits"] > 17:
             with mpmath.workdps(doc["digits"] + 5):
                 flat = [mpmath.mpf(s) for s in v["data"]]
             arr = np.empty(len(flat), dtype=object)
@@ -350,3 +362,5 @@ def _load(path: pathlib.Path) -> Reference:
             arr = np.array([float(s) for s in v["data"]], dtype=np.float64)
         values.append(arr.reshape(v["shape"]))
     return Reference(tuple(values), doc["label"], doc["digits"])
+
+
