@@ -49,3 +49,13 @@ def test_integer_inputs_keep_their_dtype_in_a_float32_cell():
     assert (w.dtype, idx.dtype) == (np.float32, np.int64)
     w64, x64 = cell_inputs(p, (np.ones(3), np.ones(2)), "float64")
     assert (w64.dtype, x64.dtype) == (np.float64, np.float64)
+
+
+@pytest.mark.parametrize("backend", ["engine", "torch"])
+def test_the_gmm_computes_a_float32_cell_in_float32(backend):
+    # its padding column was xp.zeros (float64): NumPy promoted the float32 cell to float64
+    # and torch refused the matmul ("expected scalar type Double but found Float")
+    pytest.importorskip({"engine": "numpy", "torch": "torch"}[backend])
+    rows = list(measure_cell("gmm", 2, 0, backend, "float32", {"samples": 1, "min_sample_s": 0.0}))
+    grad = next(r for r in rows if r["phase"] == "gradient")
+    assert (grad["status"], grad["compute_dtype"]) == ("ok", "float32"), grad.get("message")

@@ -72,7 +72,7 @@ def gmm(xp, alphas, means, icf, x):
     q_diag = xp.exp(log_diag)
     sum_qs = xp.sum(log_diag, axis=1)
     lower = icf[:, d:]
-    padded = xp.concatenate([xp.zeros((k_count, 1)), lower], axis=1)
+    padded = xp.concatenate([xp.zeros_like(lower[:, :1]), lower], axis=1)   # in lower's dtype
     strict = padded[:, lower_index(d)]                     # (K, d, d), strictly lower parts
     xc = xp.expand_dims(x, 0) - xp.expand_dims(means, 1)   # (K, n, d): x_i - μ_k
     # rows of qx[k] are Q_k (x_i - μ_k): the diagonal scales, the strict part is a batched matmul
