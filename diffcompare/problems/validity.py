@@ -174,11 +174,18 @@ def _user_line(frame) -> str:
     """``file:line`` of the innermost frame outside the engine, NumPy and the contract's
     wrappers: the function's own code (a user's file, or the catalog's)."""
     while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(_NOT_USER):
-            return f"{os.path.basename(path)}:{frame.f_lineno}"
+        name = _USER_FILE.get(frame.f_code.co_filename)
+        if name is None:
+            path = os.path.abspath(frame.f_code.co_filename)
+            name = _USER_FILE[frame.f_code.co_filename] = (
+                "" if path.startswith(_NOT_USER) else os.path.basename(path))
+        if name:
+            return f"{name}:{frame.f_lineno}"
         frame = frame.f_back
     return "<unknown>"
+
+
+_USER_FILE: dict = {}     # co_filename -> its base name, or "" when it is not the user's code
 
 
 class OverBudget(Exception):
