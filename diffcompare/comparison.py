@@ -50,8 +50,8 @@ class Comparison(pd.DataFrame):
         shown["time"] = [_fmt_time(t) for t in shown["time_s"]]
         shown["memory"] = [_fmt_bytes(b) for b in shown["peak_bytes"]]
         shown["error (rho)"] = [("" if pd.isna(e) else f"{e:.1e}") for e in shown["error_rho"]]
-        shown["note"] = [("" if s == "ok" else f"{s}: {m or ''}"[:120]) for s, m in
-                         zip(shown["status"], shown["message"])]
+        shown["note"] = [("" if s == "ok" and not isinstance(m, str) else f"{s}: {m or ''}"[:120])
+                         for s, m in zip(shown["status"], shown["message"])]
         cols = ["method", "size", "n_inputs", "time", "memory", "error (rho)", "note"]
         title = getattr(self, "problem_name", None) or ", ".join(sorted(set(self["problem"])))
         return (f"<div><b>{_escape(title)}</b>: gradient time, peak memory and error per "
@@ -200,7 +200,8 @@ def tidy(frame: pd.DataFrame) -> Comparison:
             "error_rel": g["error_rel"] if g is not None else np.nan,
             "reference": g["reference"] if g is not None else None,
             "device": g["device"] if g is not None and isinstance(g.get("device"), str) else None,
-            "message": None if worst is None else worst["message"],
+            # an ok cell's message is a note (a kink its inputs reach), kept
+            "message": (worst if worst is not None else by_phase.get("cell", {})).get("message"),
         })
     out = Comparison(pd.DataFrame(rows, columns=COLUMNS))
     return Comparison(out.sort_values(["problem", "size", "method"], kind="stable")

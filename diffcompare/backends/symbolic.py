@@ -62,11 +62,35 @@ the time of each preparation step.
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 
 import numpy as np
 
+from ..problems import validity
 from .base import SUPPORTED, Backend, Prepared, Support, UnsupportedError, as_float64_arrays
+
+#: SymPy's comparisons, named in the TypeError raised when one is used as a number
+_RELATIONAL = re.compile(r"Relational|(Strict)?(GreaterThan|LessThan)|Unequality|Equality")
+
+#: SymPy function -> the engine's nodes that build it on the SymPy namespace: which op, and
+#: where in the function (:func:`uses_of`), a symbolic refusal names
+ENGINE_NODES = {"Max": ("Maximum", "Max", "Fmax", "Relu"), "Min": ("Minimum", "Min", "Fmin"),
+                "Abs": ("Abs", "VectorNorm"), "sign": ("Sign",), "floor": ("Floor",),
+                "ceiling": ("Ceil",), "Heaviside": ()}
+
+
+def uses_of(problem, sympy_names) -> str:
+    """Where ``problem`` applies the ops behind SymPy functions ``sympy_names`` ("abs at
+    model.py:3, maximum at model.py:4"), from one evaluation on the engine
+    (:func:`diffcompare.problems.validity.facts`); the lines are unknown when it cannot run it."""
+    facts = validity.facts(problem)
+    nodes = {n for name in sympy_names for n in ENGINE_NODES.get(name, ())}
+    uses = facts.uses_of(nodes)
+    if uses:
+        return ", ".join(map(str, uses))
+    return (f"{', '.join(sympy_names)} (line unknown: the engine could not evaluate the function, "
+            f"{facts.error})" if not facts.ran else ", ".join(sympy_names))
 
 __all__ = ["SympyBackend", "SympyCseBackend", "expression_size", "count_ops", "dag_size", "lambdify",
            "predict_gradient_ops"]
@@ -452,6 +476,14 @@ class SympyBackend(Backend):
         except NotImplementedError as exc:
             raise UnsupportedError(problem.name, self.name,
                                    f"the function uses what the SymPy namespace lacks: {exc}") from exc
+        except TypeError as exc:
+            if not _RELATIONAL.search(str(exc)):
+                raise
+            raise UnsupportedError(problem.name, self.name,
+                                   f"a comparison's result is used as a number at "
+                                   f"{validity.raised_at(exc)} (x * (x > 0), float(x > 0)): on "
+                                   f"SymPy a comparison is a relation, not 0/1 ({exc}); write "
+                                   "xp.where(x > 0, a, b) for a symbolic backend") from exc
         out_shape = np.shape(out) if isinstance(out, np.ndarray) else ()
         outputs = [sympy.sympify(e) for e in np.asarray(out, dtype=object).reshape(-1)]
         if not problem.vector_output and len(outputs) != 1:
@@ -469,6 +501,7 @@ class SympyBackend(Backend):
         t0 = clock()
         d = self._derive(problem, outputs, wrt_flat, info)
         info["diff_s"] = clock() - t0 - info.get("cse_s", 0.0)
+        self._refuse_distributions(problem, outputs, d)
         info.setdefault("cse_s", 0.0)
 
         t0 = clock()
@@ -525,6 +558,21 @@ class SympyBackend(Backend):
             info["cse_subexpressions_gradient"] = len(g_cse[0])
         info["cse_s"] = clock() - t0
         return _Derivation(grad_exprs, jac_rows, jac_cols, f_cse, g_cse)
+
+    def _refuse_distributions(self, problem, outputs, d):
+        """Refuse a derivative that holds ``DiracDelta`` (SymPy's d sign(u) = 2 DiracDelta(u)
+        du): a distribution, with no number to print; naming the ops and their lines."""
+        import sympy
+
+        rhs = [e for _, e in (d.g_cse[0] if d.g_cse else ())]
+        if not any(sympy.sympify(e).has(sympy.DiracDelta) for e in [*d.grad_exprs, *rhs]):
+            return
+        from .sympy_dag import function_dag
+
+        names = sorted({type(n).__name__ for n in function_dag(outputs)} & {"sign", "Heaviside"})
+        raise UnsupportedError(problem.name, self.name,
+                               f"SymPy differentiates {', '.join(names) or 'a jump'} to a DiracDelta "
+                               f"(a distribution, no value to compute): {uses_of(problem, names)}")
 
     def _check_predicted(self, problem, outputs, wrt_flat, info):
         """Refuse before differentiating when the derivative predicted from the function's

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from .base import SUPPORTED, Support, UnsupportedError
-from .symbolic import SympyBackend, _Derivation
+from .symbolic import SympyBackend, _Derivation, uses_of
 
 __all__ = ["SymengineBackend", "to_symengine", "llvm_available"]
 
@@ -131,6 +131,9 @@ class SymengineBackend(SympyBackend):
             raise UnsupportedError(problem.name, self.name,
                                    f"the {what} has {size} distinct subexpressions (limit {self.max_tree_ops})")
 
+    def _refuse_distributions(self, problem, outputs, d):
+        """Nothing to check: ``_derive`` refuses sign and Heaviside (with every kink) first."""
+
     def _derive(self, problem, outputs, wrt_flat, info):
         import symengine as se
 
@@ -139,7 +142,8 @@ class SymengineBackend(SympyBackend):
         kinks = sorted({type(n).__name__ for n in function_dag(outputs)} & set(_KINKS))
         if kinks:
             raise UnsupportedError(problem.name, self.name,
-                                   f"SymEngine leaves the derivative of {', '.join(kinks)} unevaluated")
+                                   f"SymEngine leaves the derivative of {', '.join(kinks)} unevaluated: "
+                                   f"{uses_of(problem, kinks)}")
         memo: dict = {}
         try:
             outs = to_symengine(outputs, memo)

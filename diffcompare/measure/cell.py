@@ -25,6 +25,12 @@ its own (``measure.memory``), never inside the timed samples; for NumPy-based
 methods tracemalloc's peak is kept beside it as a cross-check
 (``extra["peak_bytes_tracemalloc"]``).
 
+Where the cell's inputs put an op of the function exactly on its kink (``abs`` at 0, a tie
+of ``maximum``; read from one traced evaluation on the engine, :mod:`diffcompare.problems.validity`,
+done once per group in ``prepare_group``, never inside a method's timing or evaluation count),
+every row the cell yields carries the note in its ``message`` (after the reason of a refusal)
+and the kinks in ``extra["kinks"]``: the methods' answers there are conventions.
+
 A backend that cannot run gives one ``cell`` row with status ``unavailable``
 or ``unsupported`` and the reason; so does a problem that uses a name outside the xp
 contract which the backend's namespace lacks (``contract.verdict``: the same reason on
@@ -39,7 +45,7 @@ import numpy as np
 
 from .. import backends, problems
 from ..backends import BackendError, UnsupportedError
-from ..problems import contract
+from ..problems import contract, validity
 from . import accuracy, memory
 from .timing import time_call, time_once
 
@@ -54,14 +60,21 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     base = dict(problem=problem_name, size=size, seed=seed, backend=backend_name,
                 family=backend.family, dtype=dtype)
 
+    reached = ()         # the kinks the cell's inputs reach, once known
+
     def row(phase, **fields):
+        if reached:
+            fields["message"] = validity.with_note(fields.get("message"), facts.kink_note)
+            fields["extra"] = {**(fields.get("extra") or {}), "kinks": [str(k) for k in reached]}
         return {**base, "phase": phase, "finished_at": time.time(), **fields}
 
     avail = backend.available()
     if not avail:
         yield row("cell", status="unavailable", message=avail.reason)
         return
-    inputs64 = problem.inputs(size, seed)
+    inputs64, inputs = cell_inputs(problem, size, seed, dtype)
+    facts = kink_facts(problem, size, seed, dtype, inputs)
+    reached = facts.kinks
     # one contract, one verdict: a name outside the xp contract that this method's namespace
     # lacks is the same "unsupported" on every such method (before any reason of its own),
     # never an error on some
@@ -74,7 +87,6 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     if not support:
         yield row("cell", status="unsupported", message=support.reason)
         return
-    inputs = cell_inputs(problem, inputs64, dtype)
     cotangent = problem.cotangent(size, seed)
     n_inputs = int(sum(np.size(inputs[i]) for i in problem.wrt))
     base["n_inputs"] = n_inputs
@@ -175,19 +187,33 @@ SLOW_PRODUCT_SAMPLES = 3
 
 def prepare_group(problem_name, size, seed, dtype="float64", options=None, backend_names=()):
     """Work every backend of one (problem, size, seed, dtype) shares, done by the runner's
-    worker before the first backend: importing each backend's library, and the accuracy
-    reference (cached on disk, so each cell then only loads it). No cell's time or time
-    limit then depends on which backend ran first, e.g. after a resumed run."""
+    worker before the first backend: importing each backend's library, the accuracy
+    reference (cached on disk, so each cell then only loads it) and the kinks the inputs
+    reach (``kink_facts``, kept in this process). No cell's time or time limit then depends
+    on which backend ran first, e.g. after a resumed run."""
     for name in backend_names:
         backends.get(name).available()          # imports the library (jax, torch, sympy)
     cache_dir = (options or {}).get("cache_dir")
-    accuracy.reference_gradient(problems.get(problem_name), size, seed, cache_dir=cache_dir)
+    problem = problems.get(problem_name)
+    accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
+    kink_facts(problem, size, seed, dtype, cell_inputs(problem, size, seed, dtype)[1])
+
+
+def cell_inputs(problem, size, seed, dtype) -> tuple:
+    """``(inputs in float64, inputs as the cell runs them)`` (:func:`cast_inputs`)."""
+    inputs64 = problem.inputs(size, seed)
+    return inputs64, cast_inputs(problem, inputs64, dtype)
+
+
+def kink_facts(problem, size, seed, dtype, inputs):
+    """:func:`validity.facts_at` the cell's inputs (its kinks), computed once per process."""
+    return validity.facts_at(problem, inputs, key=(size, seed, dtype))
 
 
 measure_cell.prepare_group = prepare_group
 
 
-def cell_inputs(problem, inputs64, dtype) -> tuple:
+def cast_inputs(problem, inputs64, dtype) -> tuple:
     """The inputs of a cell in ``dtype``: the differentiated ones, and in a float32 cell every
     floating one (the data too, as a float32 model holds them: float64 data would make NumPy
     and the engine compute in float64 and torch refuse the mixed matmul); integers as given.
@@ -195,7 +221,7 @@ def cell_inputs(problem, inputs64, dtype) -> tuple:
     >>> import numpy as np
     >>> from diffcompare.problems.problem import Problem
     >>> p = Problem("p", lambda xp, w, x, k: xp.sum(w * x), None, "", wrt=(0,))
-    >>> [a.dtype.name for a in cell_inputs(p, (np.ones(2), np.ones(2), np.arange(2)), "float32")]
+    >>> [a.dtype.name for a in cast_inputs(p, (np.ones(2), np.ones(2), np.arange(2)), "float32")]
     ['float32', 'float32', 'int64']
     """
     dtype = np.dtype(dtype)

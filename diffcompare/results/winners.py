@@ -27,6 +27,7 @@ import numpy as np
 from .catalog import is_exact
 from .rounding import rounding_level
 from ..measure.accuracy import agreement_members
+from ..problems.validity import at_kink
 
 #: The criteria, in the order rows come out.
 CRITERIA = ("fastest exact", "most accurate", "least memory")
@@ -72,7 +73,9 @@ def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float 
     over the seeds; within ``ulps`` × the dtype's machine epsilon of the best is a tie, and so
     is anything at or below the exact methods' rounding level (``ROUNDING_FACTOR`` × the median
     ρ of the exact methods, when three or more were measured): there the differences are the
-    function's own rounding noise.
+    function's own rounding noise.  A cell whose inputs put an op exactly on its kink (its
+    message carries the kink note, :func:`diffcompare.problems.validity.at_kink`) has no
+    "most accurate" row: every method returns a convention there, none is more right.
     "least memory" compares ``peak_bytes``; within ``memory_rtol`` (or 16 KiB) of the least
     is a tie; the note names the memory sources when they differ. Over several seeds,
     a method's value is its median (time) or its largest (error, memory) over the seeds.
@@ -110,6 +113,8 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
     rows = group
     if criterion == "fastest exact":
         rows = rows[rows["family"].map(is_exact)]
+    elif criterion == "most accurate" and "message" in rows and rows["message"].map(at_kink).any():
+        return None                   # conventions at a kink, not errors: nothing to crown
     elif criterion == "most accurate" and "reference" in rows:
         # a method is never ranked against a reference made from its own agreement
         judged_by_self = [r["reference"] and r["backend"] in agreement_members(str(r["reference"]))

@@ -269,6 +269,13 @@ def _product_note(rows):
     return f"gradient ok; {', '.join(notes)} (see its row)" if notes else None
 
 
+def _ok_note(rows):
+    """The message of a cell whose phases were ok: the notes its ok phase rows carry (the
+    kinks its inputs reach: ``measure.cell``), then :func:`_product_note` (None if neither)."""
+    notes = dict.fromkeys(r["message"] for r in rows if r["status"] == "ok" and r.get("message"))
+    return "; ".join([*notes, *filter(None, [_product_note(rows)])]) or None
+
+
 class _GroupRun:
     """The state of running one group: rows so far, the backend in progress."""
 
@@ -449,8 +456,10 @@ class _GroupRun:
         failed = next((r for r in rows if r["status"] != "ok" and r["phase"] not in PRODUCT_PHASES),
                       None)
         status = failed["status"] if failed else "ok"
-        message = failed["message"] if failed else _product_note(rows)
-        self._finish(backend, status, message, wall_s=wall_s, phases=[r["phase"] for r in rows])
+        message = failed["message"] if failed else _ok_note(rows)
+        kinks = next((r["extra"]["kinks"] for r in rows if (r.get("extra") or {}).get("kinks")), None)
+        self._finish(backend, status, message, wall_s=wall_s, phases=[r["phase"] for r in rows],
+                     kinks=kinks)
 
     def _finish(self, backend: str, status: str, message, **extra):
         """Write the backend's cell row."""

@@ -7,13 +7,16 @@ rounding error is relative to |f|, not to the derivative: its upper bound is mul
 ``kappa`` = max(1, |f(x)|) (Σ|c_j f_j| for a vector output with cotangent c), computed here
 from the problem at the cell's inputs.  Checked on smooth problems (kinks have conventions, not
 derivatives: see the ``kinks`` study) other than the ill-conditioned ones in
-``ILL_CONDITIONED``, where every float64 method loses digits to the problem itself.
+``ILL_CONDITIONED``, where every float64 method loses digits to the problem itself.  ``smooth``
+is the problem's tag and the cell's inputs: a cell whose message carries the kink note (an
+op evaluated exactly on its kink: ``problems.validity.at_kink``) is not smooth there.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..measure.accuracy import AGREEMENT_LABEL, EXTENDED_LABEL, agreement_members
+from ..problems.validity import at_kink
 from ..results.catalog import is_exact
 from ..results.rounding import rounding_level
 from ..results.schema import FAULT_STATUSES
@@ -108,13 +111,13 @@ def analyze(results):
     if table.empty:
         return pd.DataFrame(columns=COLUMNS)
     out = table[["problem", "size", "seed", "dtype", "n_inputs", "backend", "family", "status", "error_rel",
-                 "error_rho", "reference"]].copy()
+                 "error_rho", "reference", "message"]].copy()
     scales = {key: function_scale(*key) for key in set(zip(out.problem, out["size"], out.seed))}
     out["kappa"] = [max(1.0, scales[k]) if np.isfinite(scales[k]) else 1.0
                     for k in zip(out.problem, out["size"], out.seed)]
     out["method_class"] = [method_class(b, f) for b, f in zip(out.backend, out.family)]
     smooth = {p: _smooth(p) for p in set(out.problem)}
-    out["smooth"] = out.problem.map(smooth)
+    out["smooth"] = out.problem.map(smooth) & ~out.pop("message").map(at_kink)
     measured = out.error_rho.notna()
     out["checked"] = (out.smooth & ~out.problem.isin(list(ILL_CONDITIONED)) & out.method_class.notna()
                       & measured & ((out.dtype == "float64") | out.method_class.isin(list(ROUNDED))))

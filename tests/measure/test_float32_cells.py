@@ -43,11 +43,11 @@ def test_a_float32_cell_computes_in_float32_with_float64_data(mixed_data_problem
 
 
 def test_integer_inputs_keep_their_dtype_in_a_float32_cell():
-    from diffcompare.measure.cell import cell_inputs
+    from diffcompare.measure.cell import cast_inputs
     p = Problem("p", lambda xp, w, idx: xp.sum(w[idx]), None, "", wrt=(0,))
-    w, idx = cell_inputs(p, (np.ones(3), np.array([0, 2])), "float32")
+    w, idx = cast_inputs(p, (np.ones(3), np.array([0, 2])), "float32")
     assert (w.dtype, idx.dtype) == (np.float32, np.int64)
-    w64, x64 = cell_inputs(p, (np.ones(3), np.ones(2)), "float64")
+    w64, x64 = cast_inputs(p, (np.ones(3), np.ones(2)), "float64")
     assert (w64.dtype, x64.dtype) == (np.float64, np.float64)
 
 

@@ -19,3 +19,12 @@ register(Problem(
     sizes=(3,), products=("hessian_diagonal",),
     exact_products={"hessian_diagonal": lambda x, *rest: (6 * x,)},
 ), replace=True)
+
+register(Problem(
+    name="runner_test_kink",
+    fn=lambda xp, x: xp.sum(xp.maximum(x, 0.0) ** 2 + xp.abs(x)),
+    # size 4 puts one element exactly on both kinks (x = 0); size 3 none
+    make_inputs=lambda size, seed: (np.array([0.0, 1.5, -2.0, 3.0][4 - size:]),),
+    description="relu squared plus abs: its kinks reached at size 4 only (runner tests)",
+    sizes=(3, 4),
+), replace=True)
