@@ -11,8 +11,9 @@
 It runs through the same runner as ``diffcompare run`` (:func:`diffcompare.runner.run_suite`
 with an in-memory suite): each (size, method) cell in an isolated worker process with a time
 limit, so a method that crashes or hangs gives a row with its status, never a lost session.
-The workers rebuild the problem from a pickle of it (``cloudpickle``, installed with dask,
-pickles functions defined in a notebook; without it, functions must come from a module).
+The workers rebuild the problem from a pickle of it, a file beside the results
+(``cloudpickle``, installed with dask, pickles functions defined in a notebook; without it,
+functions must come from a module).
 
 The result is a :class:`Comparison` -- a pandas DataFrame with one row per method and size --
 whose Jupyter view is a readable HTML table, and whose ``.plot()`` draws time (or error, or
@@ -28,6 +29,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+#: The files :func:`compare` writes into its results folder for the workers: a module that
+#: registers the problem, and the problem's pickle it loads (binary, beside the module).
+PROBLEM_MODULE = "compare_problem.py"
+PROBLEM_PICKLE = "compare_problem.pkl"
 
 #: the tidy table's columns, in order
 COLUMNS = ["problem", "method", "family", "size", "n_inputs", "status", "time_s", "time_iqr_s",
@@ -141,8 +147,7 @@ def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
     from .runner import load_results
 
     out.mkdir(parents=True, exist_ok=True)
-    module = out / "compare_problem.py"
-    module.write_text(_problem_module(problem))
+    module = _write_problem_module(problem, out)
     previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
     _problems.register(problem, replace=True)      # so the suite's names check finds it
     try:
@@ -253,8 +258,10 @@ class _Fixed:
         return tuple(a.copy() for a in self.arrays)
 
 
-def _problem_module(problem) -> str:
-    """A module that registers ``problem`` in a worker, from a pickle of it."""
+def _write_problem_module(problem, folder: Path) -> Path:
+    """Write ``problem``'s pickle and a module that registers it in a worker into ``folder``;
+    return the module's path.  The pickle is a binary file of its own: as a ``bytes``
+    literal in the module it took 3.5 times the size of the data it holds."""
     try:
         import cloudpickle
     except ImportError:
@@ -280,9 +287,15 @@ def _problem_module(problem) -> str:
             raise ValueError(f"cannot send problem {problem.name!r} to the worker processes "
                              f"({exc}): define its function and make_inputs in a module, or "
                              "install cloudpickle (pip install cloudpickle).") from None
-    return ("# written by diffcompare.compare(): registers the compared problem in a worker\n"
-            "import pickle\n\nfrom diffcompare.problems import register\n\n"
-            f"register(pickle.loads({blob!r}), replace=True)\n")
+    (folder / PROBLEM_PICKLE).write_bytes(blob)
+    module = folder / PROBLEM_MODULE
+    module.write_text("# written by diffcompare.compare(): registers the compared problem in a "
+                      "worker,\n# from the pickle beside this file\n"
+                      "import pickle\nfrom pathlib import Path\n\n"
+                      "from diffcompare.problems import register\n\n"
+                      f"with open(Path(__file__).with_name({PROBLEM_PICKLE!r}), 'rb') as f:\n"
+                      "    register(pickle.load(f), replace=True)\n")
+    return module
 
 
 def _value(series):
