@@ -93,7 +93,9 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     arguments are differentiated.  ``backends``: names (default every available one).
     ``results_dir``: where the runner writes, a new or empty folder (default a temporary one,
     removed afterwards; the rows are also in the returned table).  ``timeout_s``,
-    ``samples``, ``min_sample_s``: per cell, as in a suite.
+    ``samples``, ``min_sample_s``: per cell, as in a suite; ``timeout_s`` also bounds the
+    work a size's cells share before the first one (the methods' imports, the accuracy
+    reference), which a suite gives two minutes.
     ``device``: "cpu" (the default) or "gpu", where the methods that can compute on a
     GPU (the JAX ones) do, as a suite's ``device`` says.
     """
@@ -172,7 +174,8 @@ def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, 
         timeout_s=float(timeout_s), problem_modules=(str(module),),
         cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device)
     suite.validate()
-    run_suite(suite, out, fresh=True, progress=progress, run_studies=False)
+    run_suite(suite, out, fresh=True, progress=progress, run_studies=False,
+              setup_timeout_s=float(timeout_s))
 
 
 def tidy(frame: pd.DataFrame) -> Comparison:
