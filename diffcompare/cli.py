@@ -6,7 +6,9 @@
   existing one;
   ``diffcompare run --problems gmm,rosenbrock --backends engine,jax-jit,torch --sizes 4,64
   --problem-module my_problems.py --results DIR`` runs one grid with no TOML file;
-- ``diffcompare export DIR --format csv|parquet -o FILE`` writes the rows as a table;
+- ``diffcompare export DIR --format csv|parquet -o FILE`` writes the cells table (one row per
+  backend cell, as ``compare()`` and ``results.load(DIR).cells`` give it), ``--table phases``
+  the phase rows instead (both documented column by column in docs/results.md);
 - ``diffcompare report results/quick -o reports/quick.html`` writes the results folder's
   report: one HTML file that opens from disk with nothing fetched;
 - ``diffcompare list [problems|backends|suites|capabilities|contract]`` shows what exists
@@ -125,14 +127,14 @@ def _export(args) -> int:
     if not (results / RESULTS_FILE).is_file():
         raise UsageError(f"{results} holds no {RESULTS_FILE}: not a results folder "
                          f"(run `diffcompare run ... --results {results}` first).")
-    out = Path(args.out) if args.out else results / f"results.{args.format}"
+    out = Path(args.out) if args.out else results / f"{args.table}.{args.format}"
     if out.parent and not out.parent.exists():
         raise UsageError(f"the folder of {out} does not exist; create it or pick another -o.")
     try:
-        path = export(results, args.format, out)
+        path = export(results, args.format, out, table=args.table)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    print(f"{args.format} written to {path}")
+    print(f"{args.table} table ({args.format}) written to {path}")
     return 0
 
 
@@ -317,11 +319,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")
     p.set_defaults(func=_list)
 
-    p = sub.add_parser("export", help="write a results folder's rows as CSV or Parquet")
+    p = sub.add_parser("export", help="write a results folder's cells table (or its phase rows) "
+                                      "as CSV or Parquet; columns: docs/results.md")
     p.add_argument("results_dir", help="results folder (what `diffcompare run --results` wrote)")
     p.add_argument("--format", choices=["csv", "parquet"], default="csv",
                    help="csv, or parquet (needs pyarrow: pip install 'diffcompare[parquet]')")
-    p.add_argument("-o", "--out", help="file to write (default <results_dir>/results.<format>)")
+    p.add_argument("--table", choices=["cells", "phases"], default="cells",
+                   help="cells: one row per backend cell, as compare() and results.load(DIR).cells "
+                        "give it (the default); phases: one row per measured phase, as "
+                        "results.jsonl holds them")
+    p.add_argument("-o", "--out", help="file to write (default <results_dir>/<table>.<format>)")
     p.set_defaults(func=_export)
 
     p = sub.add_parser("demo", help="the engine's graphs and gradients for the seed examples")

@@ -6,17 +6,20 @@
 ...     lambda xp, x: xp.sum(xp.softplus(x)),
 ...     make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
 ...     sizes=[10, 1000], backends=["engine", "fd-central", "jax-jit"])
->>> table[["method", "size", "status", "time_s", "error_rho"]]      # doctest: +SKIP
+>>> table[["backend", "size", "status", "gradient_s", "error_rho"]]  # doctest: +SKIP
 
 It runs through the same runner as ``diffcompare run`` (:func:`diffcompare.runner.run_suite`
 with an in-memory suite): each (size, method) cell in an isolated worker process with a time
 limit, so a method that crashes or hangs gives a row with its status, never a lost session.
-The workers rebuild the problem from a pickle of it (``cloudpickle``, installed with dask,
-pickles functions defined in a notebook; without it, functions must come from a module).
+The workers rebuild the problem from a pickle of it, a file beside the results
+(``cloudpickle``, installed with dask, pickles functions defined in a notebook; without it,
+functions must come from a module).
 
-The result is a :class:`Comparison` -- a pandas DataFrame with one row per method and size --
-whose Jupyter view is a readable HTML table, and whose ``.plot()`` draws time (or error, or
-memory) against size per method with matplotlib.
+The result is a :class:`Comparison`: the results layer's cells table of the run (the same
+columns as ``diffcompare.results.load(results_dir).cells`` and ``diffcompare export``,
+documented column by column in ``docs/results.md``), one row per method (``backend``) and
+size, whose Jupyter view is a readable HTML table, and whose :meth:`~Comparison.plot_against_size`
+draws gradient time (or error, or memory) against size per method with matplotlib.
 """
 from __future__ import annotations
 
@@ -29,15 +32,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-#: the tidy table's columns, in order
-COLUMNS = ["problem", "method", "family", "size", "n_inputs", "status", "time_s", "time_iqr_s",
-           "function_time_s", "gradient_over_function", "prepare_s", "peak_bytes", "memory_source",
-           "evaluations", "error_rho", "error_rel", "reference", "device", "message"]
+#: The files :func:`compare` writes into its results folder for the workers: a module that
+#: registers the problem, and the problem's pickle it loads (binary, beside the module).
+PROBLEM_MODULE = "compare_problem.py"
+PROBLEM_PICKLE = "compare_problem.pkl"
 
 
 class Comparison(pd.DataFrame):
-    """The tidy result of :func:`compare`: one row per (method, size); a DataFrame with an
-    HTML view (``_repr_html_``) and :meth:`plot_against_size`."""
+    """The result of :func:`compare`: the cells table (``CELLS_TABLE_COLUMNS``, one row per
+    backend and size); a DataFrame with an HTML view (``_repr_html_``) and
+    :meth:`plot_against_size`."""
 
     _metadata = ["problem_name", "results_dir"]
 
@@ -47,26 +51,27 @@ class Comparison(pd.DataFrame):
 
     def _repr_html_(self):
         shown = self.copy()
-        shown["time"] = [_fmt_time(t) for t in shown["time_s"]]
+        shown["n_inputs"] = [("" if pd.isna(n) else f"{n:.0f}") for n in shown["n_inputs"]]
+        shown["time"] = [_fmt_time(t) for t in shown["gradient_s"]]
         shown["memory"] = [_fmt_bytes(b) for b in shown["peak_bytes"]]
         shown["error (rho)"] = [("" if pd.isna(e) else f"{e:.1e}") for e in shown["error_rho"]]
-        shown["note"] = [("" if s == "ok" and not isinstance(m, str) else f"{s}: {m or ''}"[:120])
+        shown["note"] = [("" if s == "ok" and pd.isna(m) else f"{s}: {'' if pd.isna(m) else m}"[:120])
                          for s, m in zip(shown["status"], shown["message"])]
-        cols = ["method", "size", "n_inputs", "time", "memory", "error (rho)", "note"]
+        cols = ["backend", "size", "n_inputs", "time", "memory", "error (rho)", "note"]
         title = getattr(self, "problem_name", None) or ", ".join(sorted(set(self["problem"])))
         return (f"<div><b>{_escape(title)}</b>: gradient time, peak memory and error per "
                 f"method and size</div>" + shown[cols].to_html(index=False, escape=True))
 
-    def plot_against_size(self, y: str = "time_s", ax=None):
-        """``y`` (``time_s``, ``error_rho``, ``peak_bytes``, ...) against size, one line per
-        method, log-log; returns the matplotlib Axes."""
+    def plot_against_size(self, y: str = "gradient_s", ax=None):
+        """``y`` (``gradient_s``, ``error_rho``, ``peak_bytes``, ...) against size, one line
+        per backend, log-log; returns the matplotlib Axes."""
         if ax is None:
             import matplotlib.pyplot as plt
             _, ax = plt.subplots(figsize=(6, 4))
         ok = self[(self["status"] == "ok") & self[y].notna()]
-        for method, rows in ok.groupby("method", sort=False):
+        for backend, rows in ok.groupby("backend", sort=False):
             rows = rows.sort_values("size")
-            ax.plot(rows["size"], rows[y], marker="o", label=method)
+            ax.plot(rows["size"], rows[y], marker="o", label=backend)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("size")
@@ -78,7 +83,7 @@ class Comparison(pd.DataFrame):
 def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=None, *,
             wrt=(0,), name=None, results_dir=None, timeout_s: float = 60.0, samples: int = 5,
             min_sample_s: float = 0.01, progress=False, device: str = "cpu") -> Comparison:
-    """Differentiate one function by several methods at several sizes; a tidy table back.
+    """Differentiate one function by several methods at several sizes; the cells table back.
 
     ``problem_or_fn``: a :class:`~diffcompare.problems.Problem`, a catalog name (``"gmm"``),
     or a function ``fn(xp, *args)`` written against the xp contract.  For a function give
@@ -86,8 +91,10 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     of arrays; its size is the number of differentiated scalars); ``wrt`` says which
     arguments are differentiated.  ``backends``: names (default every available one).
     ``results_dir``: where the runner writes, a new or empty folder (default a temporary one,
-    removed afterwards; the rows are also in the returned table).  ``timeout_s``,
-    ``samples``, ``min_sample_s``: per cell, as in a suite.
+    removed afterwards; the cells are also in the returned table).  ``timeout_s``,
+    ``samples``, ``min_sample_s``: per cell, as in a suite; ``timeout_s`` also bounds the
+    work a size's cells share before the first one (the methods' imports, the accuracy
+    reference), which a suite gives two minutes.
     ``device``: "cpu" (the default) or "gpu", where the methods that can compute on a
     GPU (the JAX ones) do, as a suite's ``device`` says.
     """
@@ -138,11 +145,10 @@ _RUN_FILES = {"results.jsonl", "run.json", "results.jsonl.bak", "run.json.bak"}
 def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s, progress,
                   device):
     from . import problems as _problems
-    from .runner import load_results
+    from . import results
 
     out.mkdir(parents=True, exist_ok=True)
-    module = out / "compare_problem.py"
-    module.write_text(_problem_module(problem))
+    module = _write_problem_module(problem, out)
     previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
     _problems.register(problem, replace=True)      # so the suite's names check finds it
     try:
@@ -152,7 +158,7 @@ def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
             _problems.register(previous, replace=True)
         else:
             _problems.unregister(problem.name)
-    table = tidy(load_results(out))
+    table = Comparison(results.load(out).cells)
     table.problem_name = problem.name
     return table
 
@@ -167,45 +173,8 @@ def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, 
         timeout_s=float(timeout_s), problem_modules=(str(module),),
         cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device)
     suite.validate()
-    run_suite(suite, out, fresh=True, progress=progress, run_studies=False)
-
-
-def tidy(frame: pd.DataFrame) -> Comparison:
-    """Runner rows -> one row per (problem, method, size): the gradient's time, memory and
-    error, the function's time, the preparation time, the cell's status."""
-    rows = []
-    keys = ["problem", "backend", "size"]
-    for (problem, backend, size), cell in frame.groupby(keys, sort=False):
-        by_phase = {phase: part.iloc[-1] for phase, part in cell.groupby("phase")}
-        grad = by_phase.get("gradient")
-        func = by_phase.get("function")
-        prep = by_phase.get("prepare")
-        worst = next((r for r in (by_phase.get("cell"), grad, prep, func)
-                      if r is not None and r["status"] != "ok"), None)
-        status = "ok" if worst is None else worst["status"]
-        g = grad if grad is not None and grad["status"] == "ok" else None
-        ft = func["time_median_s"] if func is not None and func["status"] == "ok" else np.nan
-        gt = g["time_median_s"] if g is not None else np.nan
-        first = cell.iloc[0]
-        rows.append({
-            "problem": problem, "method": backend, "family": first["family"], "size": int(size),
-            "n_inputs": _value(cell["n_inputs"]), "status": status,
-            "time_s": gt, "time_iqr_s": g["time_iqr_s"] if g is not None else np.nan,
-            "function_time_s": ft, "gradient_over_function": gt / ft if ft and ft > 0 else np.nan,
-            "prepare_s": prep["time_median_s"] if prep is not None else np.nan,
-            "peak_bytes": g["peak_bytes"] if g is not None else pd.NA,
-            "memory_source": g["memory_source"] if g is not None else None,
-            "evaluations": g["evaluations"] if g is not None else pd.NA,
-            "error_rho": g["error_rho"] if g is not None else np.nan,
-            "error_rel": g["error_rel"] if g is not None else np.nan,
-            "reference": g["reference"] if g is not None else None,
-            "device": g["device"] if g is not None and isinstance(g.get("device"), str) else None,
-            # an ok cell's message is a note (a kink its inputs reach), kept
-            "message": (worst if worst is not None else by_phase.get("cell", {})).get("message"),
-        })
-    out = Comparison(pd.DataFrame(rows, columns=COLUMNS))
-    return Comparison(out.sort_values(["problem", "size", "method"], kind="stable")
-                      .reset_index(drop=True))
+    run_suite(suite, out, fresh=True, progress=progress, run_studies=False,
+              setup_timeout_s=float(timeout_s))
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -254,8 +223,10 @@ class _Fixed:
         return tuple(a.copy() for a in self.arrays)
 
 
-def _problem_module(problem) -> str:
-    """A module that registers ``problem`` in a worker, from a pickle of it."""
+def _write_problem_module(problem, folder: Path) -> Path:
+    """Write ``problem``'s pickle and a module that registers it in a worker into ``folder``;
+    return the module's path.  The pickle is a binary file of its own: as a ``bytes``
+    literal in the module it took 3.5 times the size of the data it holds."""
     try:
         import cloudpickle
     except ImportError:
@@ -281,14 +252,15 @@ def _problem_module(problem) -> str:
             raise ValueError(f"cannot send problem {problem.name!r} to the worker processes "
                              f"({exc}): define its function and make_inputs in a module, or "
                              "install cloudpickle (pip install cloudpickle).") from None
-    return ("# written by diffcompare.compare(): registers the compared problem in a worker\n"
-            "import pickle\n\nfrom diffcompare.problems import register\n\n"
-            f"register(pickle.loads({blob!r}), replace=True)\n")
-
-
-def _value(series):
-    s = series.dropna()
-    return int(s.iloc[0]) if len(s) else pd.NA
+    (folder / PROBLEM_PICKLE).write_bytes(blob)
+    module = folder / PROBLEM_MODULE
+    module.write_text("# written by diffcompare.compare(): registers the compared problem in a "
+                      "worker,\n# from the pickle beside this file\n"
+                      "import pickle\nfrom pathlib import Path\n\n"
+                      "from diffcompare.problems import register\n\n"
+                      f"with open(Path(__file__).with_name({PROBLEM_PICKLE!r}), 'rb') as f:\n"
+                      "    register(pickle.load(f), replace=True)\n")
+    return module
 
 
 def _fmt_time(t) -> str:
@@ -315,4 +287,4 @@ def _escape(text: str) -> str:
     return html.escape(str(text))
 
 
-__all__ = ["compare", "tidy", "Comparison", "COLUMNS"]
+__all__ = ["compare", "Comparison"]

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from diffcompare import cli, problems
+from diffcompare.results.cells import CELLS_TABLE_COLUMNS
 from diffcompare.runner import load_results
 
 USER_PROBLEMS = textwrap.dedent('''
@@ -43,15 +44,21 @@ def test_run_problems_backends_sizes_and_a_problem_module(tmp_path, capsys):
         (p, "engine", s) for p in ("rosenbrock", "cli_cube_sum") for s in (2, 3))
     assert set(cells.status) == {"ok"}
 
+    assert cli.main(["export", str(results), "--format", "csv"]) == 0     # the cells table
+    table = pd.read_csv(results / "cells.csv")
+    assert len(table) == len(cells) and set(table.problem) == {"rosenbrock", "cli_cube_sum"}
     out = tmp_path / "rows.csv"
-    assert cli.main(["export", str(results), "--format", "csv", "-o", str(out)]) == 0
+    assert cli.main(["export", str(results), "--table", "phases", "-o", str(out)]) == 0
     table = pd.read_csv(out)
     assert len(table) == len(frame) and set(table.problem) == {"rosenbrock", "cli_cube_sum"}
     pytest.importorskip("pyarrow", reason="parquet export needs pyarrow (the 'parquet' extra)")
     pq = tmp_path / "rows.parquet"
-    assert cli.main(["export", str(results), "--format", "parquet", "-o", str(pq)]) == 0
+    assert cli.main(["export", str(results), "--format", "parquet", "--table", "phases",
+                     "-o", str(pq)]) == 0
     back = pd.read_parquet(pq)
     assert len(back) == len(frame) and list(back.columns) == list(frame.columns)
+    assert cli.main(["export", str(results), "--format", "parquet", "-o", str(pq)]) == 0
+    assert list(pd.read_parquet(pq).columns) == CELLS_TABLE_COLUMNS
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -37,12 +37,12 @@ def test_compare_example_gives_a_tidy_table(capsys):
     namespace = {}
     exec(compile(_block("compare-example"), "README.md", "exec"), namespace)
     table = namespace["table"]
-    assert sorted(set(table.method)) == ["engine", "fd-central", "sympy"]
+    assert sorted(set(table.backend)) == ["engine", "fd-central", "sympy"]
     assert sorted(set(table["size"])) == [10, 100] and len(table) == 6
-    assert set(table.status) == {"ok"}, table[["method", "size", "status", "message"]]
-    exact = table[table.method != "fd-central"]
-    assert (exact.error_rho < 1e-13).all() and (table.time_s > 0).all()
-    assert (table[table.method == "fd-central"].error_rho < 1e-6).all()
+    assert set(table.status) == {"ok"}, table[["backend", "size", "status", "message"]]
+    exact = table[table.backend != "fd-central"]
+    assert (exact.error_rho < 1e-13).all() and (table.gradient_s > 0).all()
+    assert (table[table.backend == "fd-central"].error_rho < 1e-6).all()
     assert "softplus_sum" in table._repr_html_()
     assert "softplus_sum" not in [p.name for p in __import__("diffcompare").problems.all_problems()]
 

@@ -7,7 +7,8 @@ A results folder (what ``diffcompare run`` writes) holds ``results.jsonl`` (tidy
 it through :mod:`.folder`; the report, the studies and users read it through here:
 
 - :func:`load` -> :class:`Results`: rows, run, catalog, the cells table
-  (:func:`.cells.cells_table`, one row per backend cell, every status kept) and studies;
+  (:func:`.cells.cells_table`, one row per backend cell, every status kept: the table
+  ``compare()`` returns and ``export`` writes, columns in ``docs/results.md``) and studies;
 - :func:`.winners.winners`: who is fastest / most accurate / least memory, with ties.
 
 >>> import tempfile

@@ -14,6 +14,11 @@ row per (problem, size, seed, backend, dtype), ``CELLS_TABLE_COLUMNS`` wide (``f
 Nothing is dropped: a failed or missing cell stays with its status (see
 :data:`diffcompare.results.schema.CELL_STATUSES`).
 
+It is the one tidy table of a run: ``results.load(dir).cells``, what
+``diffcompare.compare()`` returns and what ``diffcompare export`` writes. Its columns are
+documented, with their units, in :data:`CELLS_TABLE_DOCS`, rendered with the phase rows'
+into ``docs/results.md`` (:func:`markdown`).
+
 >>> cells_table(None).columns[:6].tolist()
 ['problem', 'size', 'seed', 'backend', 'dtype', 'family']
 """
@@ -25,7 +30,7 @@ import numpy as np
 
 from .catalog import is_exact
 from .folder import finished_cells
-from .schema import CELL_COLUMNS, PRODUCT_PHASES, READER_STATUSES
+from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, PRODUCT_PHASES, READER_STATUSES
 
 CELL = list(CELL_COLUMNS)
 
@@ -45,6 +50,56 @@ PHASE_MEASURES = {
 #: The cells table's columns, in order (``ratio`` = gradient_s / function_s).
 CELLS_TABLE_COLUMNS = CELL + ["family", "mode", "status", "message"] + [
     c for m in PHASE_MEASURES.values() for c in m.values()] + ["gradient_q1_s", "gradient_q3_s", "ratio"]
+
+#: Every column of the cells table, in order: ``column -> (unit, meaning)``.  The one place
+#: the table is documented (``docs/results.md`` is rendered from it by :func:`markdown`; a
+#: test keeps its keys equal to ``CELLS_TABLE_COLUMNS``).  A measured value is empty (NaN)
+#: unless that phase was ``ok``.
+CELLS_TABLE_DOCS = {
+    "problem": ("", "Problem name from the catalog (or the function's name, from `compare()`)."),
+    "size": ("problem's `size_meaning`", "Problem size: what it counts is the problem's own "
+             "(`n` scalars, a batch, steps)."),
+    "seed": ("", "Seed of the problem's inputs."),
+    "backend": ("", "The method: a backend name, e.g. `engine`, `fd-central`, `jax-jit`."),
+    "dtype": ("", "Floating dtype the cell ran in, e.g. `float64`."),
+    "family": ("", "The method's family: engine, symbolic, finite-difference, jax, torch, manual."),
+    "mode": ("", "`reverse` or `forward` mode, empty for methods that are neither."),
+    "status": ("", "The cell's status: ok, unsupported, unavailable, timeout, error, crashed, "
+               "skipped, or unfinished / missing (a cell the run did not finish / never reached)."),
+    "message": ("", "Why the status is not ok (exception, signal, limit, reason); else a note "
+                "or empty."),
+    "prepare_s": ("s", "Seconds of the one call that prepares the method (derive, generate code, "
+                  "trace, compile)."),
+    "expr_ops": ("operations", "Symbolic methods: expression size before common-subexpression "
+                 "elimination."),
+    "expr_ops_cse": ("operations", "Symbolic methods: expression size after common-subexpression "
+                     "elimination."),
+    "prepared_bytes": ("bytes", "Memory the prepared method keeps between calls (compiled code, "
+                       "device copies)."),
+    "function_s": ("s", "Median seconds of one call of the plain function, as this method runs it."),
+    "gradient_s": ("s", "Median seconds of one gradient call (a vector-Jacobian product for vector "
+                   "outputs)."),
+    "gradient_iqr_s": ("s", "Interquartile range of the gradient's per-call seconds."),
+    "gradient_min_s": ("s", "Fastest per-call seconds of the gradient seen."),
+    "peak_bytes": ("bytes", "Peak memory of one gradient call (how it was measured: `memory_source`)."),
+    "memory_source": ("", "How `peak_bytes` was measured: `memray-native`, `tracemalloc`, "
+                      "`gpu-memory-stats`, or `not-measured: <why>`."),
+    "saved_graph_bytes": ("bytes", "The engine: bytes of tensors its graph saved for backward."),
+    "evaluations": ("count", "Function evaluations one gradient makes (finite differences: n+1, "
+                    "2n, ...)."),
+    "n_inputs": ("count", "Number of differentiated scalars."),
+    "error_rel": ("1 (ratio)", "Largest relative error of the gradient against `reference`."),
+    "error_rho": ("1 (ratio)", "Largest rho = abs(x - y) / max(1, abs(x) + abs(y)) of the gradient "
+                  "against `reference`."),
+    "reference": ("", "What the accuracy was measured against, e.g. `mpmath-50-digits`."),
+    "device": ("", "Where the gradient was computed, e.g. `cpu`, `cuda:0`."),
+    "compute_dtype": ("", "Dtype the method computed in: `float64` in a `float32` cell means it "
+                      "upcast."),
+    "hvp_s": ("s", "Median seconds of one Hessian-vector product, where measured."),
+    "gradient_q1_s": ("s", "First quartile of the gradient's per-call seconds."),
+    "gradient_q3_s": ("s", "Third quartile of the gradient's per-call seconds."),
+    "ratio": ("1 (ratio)", "`gradient_s / function_s`: the gradient's cost in function calls."),
+}
 _NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient_min_s", "hvp_s",
             "gradient_q1_s", "gradient_q3_s",
             "peak_bytes", "prepared_bytes", "saved_graph_bytes", "evaluations", "n_inputs", "error_rel", "error_rho",
@@ -250,6 +305,74 @@ def median_over_seeds(cells):
     return sort_cells(out.assign(seed=0)).drop(columns=["seed"])
 
 
+# --------------------------------------------------------------------------- documentation
+
+#: Where :func:`markdown` is kept, from the repository's root.
+DOCS_PAGE = "docs/results.md"
+
+
+def markdown() -> str:
+    """``docs/results.md``: the cells table and the phase rows, column by column with units,
+    rendered from ``CELLS_TABLE_DOCS`` and the row schema (``schema.COLUMNS``)."""
+    def cell(text):
+        return str(text).replace("|", "\\|") or " "
+
+    origin = {target: f"`{source}` of the `{phase}` row" for phase, mapping in PHASE_MEASURES.items()
+              for source, target in mapping.items()}
+    origin.update({   # the columns cells_table derives rather than copies
+        "status": "`status` of the `cell` row", "message": "`message` of the `cell` row",
+        "n_inputs": origin["n_inputs"] + " (else of the `prepare` row)",
+        "gradient_q1_s": "`time_samples` of the `gradient` row",
+        "gradient_q3_s": "`time_samples` of the `gradient` row",
+        "ratio": "`gradient_s` / `function_s`"})
+    lines = [
+        "# The results tables",
+        "",
+        "<!-- generated by diffcompare.results.cells.markdown(); regenerate with",
+        "     python -c \"from diffcompare.results.cells import markdown; print(markdown(), end='')\""
+        " > docs/results.md -->",
+        "",
+        "A run's results come as two tables with one schema each.",
+        "",
+        "## The cells table",
+        "",
+        "One row per backend cell -- one method on one (problem, size, seed, dtype) -- its phases "
+        "side by side. The same table, with the same columns, whichever way it is read:",
+        "",
+        "- `diffcompare.compare(...)` returns it (a `Comparison`, a pandas DataFrame);",
+        "- `diffcompare.results.load(DIR).cells` reads it from a results folder;",
+        "- `diffcompare export DIR` writes it as CSV (or `--format parquet`).",
+        "",
+        "Nothing is dropped: a cell that failed, or that the run never finished or reached, stays "
+        "with its `status`. A measured column is empty (NaN) unless its phase was `ok`; the column "
+        "it comes from in the phase rows is named under *from*.",
+        "",
+        "| column | unit | meaning | from |",
+        "|---|---|---|---|",
+    ]
+    for name, (unit, meaning) in CELLS_TABLE_DOCS.items():
+        lines.append(f"| `{name}` | {cell(unit)} | {cell(meaning)} | {cell(origin.get(name, ''))} |")
+    lines += ["", "A cell's `status`:", ""]
+    lines += [f"- `{status}`: {meaning}" for status, meaning in CELL_STATUSES.items()]
+    lines += [
+        "",
+        "## The phase rows",
+        "",
+        "The long table the cells table is made from: one row per (problem, size, seed, backend, "
+        "dtype, phase), phase `prepare`, `function`, `gradient`, a derivative product "
+        f"({', '.join(f'`{p}`' for p in PRODUCT_PHASES)}) or `cell` (one per finished cell, "
+        "its status the cell's). It is what `results.jsonl` holds, one JSON object a line; "
+        "`diffcompare.results.load(DIR).rows` reads it and `diffcompare export DIR --table phases` "
+        "writes it (list and dict columns as JSON text). Every row has every column; a value "
+        "that does not apply is empty.",
+        "",
+        "| column | kind | unit | meaning |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| `{c.name}` | {c.kind} | {cell(c.unit)} | {cell(c.doc)} |" for c in COLUMNS]
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------- small helpers
 
 def finite(values) -> list:
@@ -270,7 +393,8 @@ def geometric_mean(values) -> float:
     return float(np.exp(np.mean(np.log(v)))) if v else math.nan
 
 
-__all__ = ["CELL", "CELLS_TABLE_COLUMNS", "PHASE_MEASURES", "cells_table", "median_over_seeds",
+__all__ = ["CELL", "CELLS_TABLE_COLUMNS", "CELLS_TABLE_DOCS", "PHASE_MEASURES", "markdown",
+           "cells_table", "median_over_seeds",
            "PRODUCTS_TABLE_COLUMNS", "products_table",
            "planned_cells", "backend_order", "problem_order", "problem_info", "family_of",
            "sort_cells", "finite", "geometric_mean", "is_exact"]

@@ -83,12 +83,14 @@ class Column:
     name: str
     kind: str      # "str" | "int" | "float" | "list" | "dict"
     doc: str
+    unit: str = ""     # "s", "bytes", "count", ...; "" for names and text
 
 
 COLUMNS = (
     Column("run_id", "str", "Identifier of the run that wrote the row (also in run.json)."),
     Column("problem", "str", "Problem name from the catalog."),
-    Column("size", "int", "Problem size (its meaning is the problem's `size_meaning`)."),
+    Column("size", "int", "Problem size (its meaning is the problem's `size_meaning`).",
+           unit="problem's `size_meaning`"),
     Column("seed", "int", "Seed of the problem's inputs."),
     Column("backend", "str", "Backend name, e.g. 'engine', 'fd-central', 'jax-jit'."),
     Column("family", "str", "Backend family: engine | symbolic | finite-difference | jax | torch | manual."),
@@ -98,32 +100,41 @@ COLUMNS = (
                            "or 'cell' for the whole backend cell (one per finished cell)."),
     Column("status", "str", "ok | unsupported | unavailable | timeout | error | crashed | skipped."),
     Column("message", "str", "Why the status is not ok (exception, signal, reason); else a note or null."),
-    Column("time_median_s", "float", "Median seconds per call over the timing samples."),
-    Column("time_iqr_s", "float", "Interquartile range of the per-call seconds."),
-    Column("time_min_s", "float", "Fastest per-call seconds seen."),
-    Column("time_samples", "list", "Raw per-call seconds of every sample (each the mean of `loops` calls)."),
-    Column("loops", "int", "Calls per timing sample (calibrated so a sample is long enough)."),
-    Column("peak_bytes", "int", "Peak memory of one call, in bytes (source in `memory_source`)."),
+    Column("time_median_s", "float", "Median seconds per call over the timing samples.", unit="s"),
+    Column("time_iqr_s", "float", "Interquartile range of the per-call seconds.", unit="s"),
+    Column("time_min_s", "float", "Fastest per-call seconds seen.", unit="s"),
+    Column("time_samples", "list", "Raw per-call seconds of every sample (each the mean of "
+                                   "`loops` calls).", unit="s"),
+    Column("loops", "int", "Calls per timing sample (calibrated so a sample is long enough).",
+           unit="count"),
+    Column("peak_bytes", "int", "Peak memory of one call, in bytes (source in `memory_source`).",
+           unit="bytes"),
     Column("memory_source", "str", "How peak_bytes was measured: 'memray-native', 'tracemalloc', 'gpu-memory-stats' "
                                    "or 'not-measured: <why>'."),
     Column("prepared_bytes", "int", "Bytes the prepared state keeps between calls (compiled "
-                                    "executables, generated code, device copies; parts in `extra`)."),
+                                    "executables, generated code, device copies; parts in "
+                                    "`extra`).", unit="bytes"),
     Column("compute_dtype", "str", "Dtype the method computed in (of the function's value as it "
                                    "computed it): float64 in a float32 cell means it upcast."),
-    Column("saved_graph_bytes", "int", "Bytes of tensors the engine's graph saved for backward."),
-    Column("expr_ops", "int", "Symbolic expression size (operation count) before CSE."),
-    Column("expr_ops_cse", "int", "Symbolic expression size (operation count) after CSE."),
-    Column("evaluations", "int", "Function evaluations made for one gradient (FD: n+1, 2n, ...)."),
-    Column("n_inputs", "int", "Number of differentiated scalars."),
-    Column("error_rel", "float", "Largest relative error against the reference."),
-    Column("error_rho", "float", "Largest rho = |x-y| / max(1, |x|+|y|) against the reference."),
+    Column("saved_graph_bytes", "int", "Bytes of tensors the engine's graph saved for backward.",
+           unit="bytes"),
+    Column("expr_ops", "int", "Symbolic expression size (operation count) before CSE.",
+           unit="operations"),
+    Column("expr_ops_cse", "int", "Symbolic expression size (operation count) after CSE.",
+           unit="operations"),
+    Column("evaluations", "int", "Function evaluations made for one gradient (FD: n+1, 2n, ...).",
+           unit="count"),
+    Column("n_inputs", "int", "Number of differentiated scalars.", unit="count"),
+    Column("error_rel", "float", "Largest relative error against the reference.", unit="1 (ratio)"),
+    Column("error_rho", "float", "Largest rho = |x-y| / max(1, |x|+|y|) against the reference.",
+           unit="1 (ratio)"),
     Column("reference", "str", "What the accuracy was measured against, e.g. 'mpmath-50-digits'."),
     Column("device", "str", "Where it ran, e.g. 'cpu', 'cuda:0'."),
     Column("host", "str", "Host name of the machine whose worker process made the row."),
     Column("executor", "str", "Executor that ran the row's group: 'local' or 'dask'."),
     Column("extra", "dict", "Anything else worth keeping (backend options, wall time, traceback tail; "
                             "on a cell row `phase_rows`, the number of phase rows written before it)."),
-    Column("finished_at", "str", "UTC time the row was recorded, ISO 8601."),
+    Column("finished_at", "str", "UTC time the row was recorded, ISO 8601.", unit="ISO 8601, UTC"),
 )
 
 COLUMN_NAMES = [c.name for c in COLUMNS]
@@ -131,9 +142,11 @@ _KINDS = {c.name: c.kind for c in COLUMNS}
 
 
 def describe() -> str:
-    """The schema as a text table (column, kind, meaning)."""
+    """The schema as a text table (column, kind, unit, meaning)."""
     width = max(len(c.name) for c in COLUMNS)
-    return "\n".join(f"{c.name:<{width}}  {c.kind:<5}  {c.doc}" for c in COLUMNS)
+    unit_width = max(len(c.unit) for c in COLUMNS)
+    return "\n".join(f"{c.name:<{width}}  {c.kind:<5}  {c.unit:<{unit_width}}  {c.doc}"
+                     for c in COLUMNS)
 
 
 def now_iso() -> str:

@@ -14,6 +14,9 @@ with a deadline, and writes each row as it arrives. Then:
   ``crashed`` row with the signal or status and the tail of its stderr, then a
   fresh worker for the backends left;
 - the cell function raises: the worker itself writes an ``error`` row and goes on;
+- the group's shared work (the cell function's ``prepare_group``) makes no progress for
+  ``setup_timeout_s``: the worker is killed and a fresh one runs the cells without it, each
+  meeting that work under its own limit; a cell that then times out says both limits;
 - a backend that timed out at some size is ``skipped`` at larger sizes of the
   same problem and dtype (the run order puts small sizes first).
 
@@ -284,6 +287,7 @@ class _GroupRun:
         self.result = GroupResult(group, [], {}, written=runner.sink is not None)
         self.phase_rows: dict = {}           # backend -> its rows so far
         self.skip_setup = False              # the group's shared work timed out once
+        self.setup_note = ""                 # then: what a timeout row says of it
 
     def run(self) -> GroupResult:
         todo = []
@@ -330,6 +334,10 @@ class _GroupRun:
                     worker.kill()
                     if not ready and in_setup and not self.skip_setup:
                         self.skip_setup = True    # the shared work hangs: let each cell meet it
+                        self.setup_note = (
+                            " The group's shared setup had timed out first (the methods' "
+                            f"imports, the accuracy reference: no progress for {limit:g} s, the "
+                            "setup limit); each cell then met that work under its own limit.")
                         return left
                     if not ready:
                         self._finish_all(left, "error", f"the worker did not start within {limit:g} s "
@@ -340,8 +348,9 @@ class _GroupRun:
                     spec = current or left[0]
                     after = f" after phase {last_phase!r}" if last_phase else ""
                     self._finish(spec.name, "timeout",
-                                 f"timeout: no progress for {limit:g} s in backend {spec.name!r}{after}; "
-                                 "the worker's process group was killed.",
+                                 f"timeout: no progress for {limit:g} s (the cell limit) in backend "
+                                 f"{spec.name!r}{after}; "
+                                 f"the worker's process group was killed.{self.setup_note}",
                                  stderr_tail=worker.stderr_tail() or None)
                     runner.timeouts.record(self.group.problem, self.group.dtype, spec.name, self.group.size)
                     return [b for b in left if b is not spec]

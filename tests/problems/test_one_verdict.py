@@ -167,7 +167,7 @@ def test_compare_says_it_once_and_runs_the_methods_that_can(tmp_path):
     note = str(notes[0].message)
     assert "xp.i0" in note and "Methods that run it: fd-central" in note
     assert "methods that report it unsupported: engine, sympy, torch" in note
-    rows = table.set_index("method")
+    rows = table.set_index("backend")
     assert rows.at["fd-central", "status"] == "ok"
     refused = rows.loc[["engine", "sympy", "torch"]]
     assert set(refused["status"]) == {"unsupported"}

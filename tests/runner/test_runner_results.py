@@ -9,6 +9,7 @@ import pytest
 from diffcompare.runner import (COLUMN_NAMES, ResultsError, export, load_results, read_run,
                                 run_suite)
 from diffcompare.results import folder as results_mod
+from diffcompare.results.cells import CELLS_TABLE_COLUMNS
 from diffcompare.results.folder import ResultsLog, read_rows
 from diffcompare.results.schema import COLUMNS, make_row
 
@@ -75,10 +76,16 @@ def test_every_column_is_documented():
 
 def test_export_csv_and_parquet_message(tmp_path, rt, monkeypatch):
     run_suite(rt.make_suite([{"backends": ["engine"], "sizes": [1]}]), tmp_path, progress=False)
-    csv = export(tmp_path, "csv")
+    cells = pd.read_csv(export(tmp_path, "csv"))                    # the cells table by default
+    assert list(cells.columns) == CELLS_TABLE_COLUMNS and len(cells) == 1
+    csv = export(tmp_path, "csv", table="phases")
+    assert csv.name == "phases.csv"
     back = pd.read_csv(csv)
     assert list(back.columns) == COLUMN_NAMES and len(back) == 4
     assert json.loads(back.loc[back.phase == "gradient", "time_samples"].iloc[0]) == [1e-6, 2e-6]
+    assert cells["gradient_s"].iloc[0] == back.loc[back.phase == "gradient", "time_median_s"].iloc[0]
+    with pytest.raises(ValueError, match="unknown table 'rows'; use 'cells' or 'phases'"):
+        export(tmp_path, "csv", table="rows")
     real_find_spec = results_mod.importlib.util.find_spec
     monkeypatch.setattr(results_mod.importlib.util, "find_spec",
                         lambda name, *a: None if name == "pyarrow" else real_find_spec(name, *a))
