@@ -112,6 +112,7 @@ class JaxJacfwdBackend(Backend):
     devices = ("cpu", "gpu")
     mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)
+    numpy_arrays = False         # XLA's buffers: tracemalloc would see none of them
 
     def __init__(self, max_inputs: int = 2000, device: str = "cpu",
                  matmul_precision: str = "highest"):

@@ -138,3 +138,13 @@ def test_gpu_peak_is_above_the_bytes_in_use_and_none_when_an_earlier_peak_hides_
     gpu = _FakeGpu()
     assert memory.peak_gpu_bytes(lambda: gpu.allocate(8000), gpu) == 8000
     assert memory.peak_gpu_bytes(lambda: gpu.allocate(100), gpu) is None    # under the old peak
+
+
+def test_tracemalloc_measures_only_methods_whose_arrays_it_sees():
+    """Without memray, a method is measured by tracemalloc only if it computes on NumPy arrays:
+    jax-jacfwd was (its class lacked the flag), reporting a peak without any of XLA's buffers
+    (seen on a GPU machine without memray)."""
+    from diffcompare import backends
+    for name in backends.names():
+        backend = backends.get(name)
+        assert backend.numpy_arrays is (backend.xp_namespace not in ("jax", "torch")), name
