@@ -29,6 +29,7 @@ INSTALL_HINT = "HIPS autograd is not installed (pip install autograd)"
 
 class AutogradBackend(Backend):
     name = "autograd"
+    timed_path = "autograd.numpy (the function untraced)"
     xp_namespace = "autograd"
     family = "autograd"
     mode = "reverse"

@@ -17,7 +17,9 @@ to the same four calls, so a comparison can run any problem through any method:
 For timing, ``timed_vjp`` and ``timed_function`` split a call into the library's
 own work and the adapter's conversions: ``call()`` computes on inputs converted
 beforehand and returns the library's arrays (computed to completion); ``finish``
-converts them.  ``vjp(...) == finish(call())``; the measure layer times ``call``
+converts them.  Both run on the same execution path (jitted for a jitted gradient, eager
+for an eager one), named by ``timed_path``, so the gradient ÷ function ratio compares
+like with like.  ``vjp(...) == finish(call())``; the measure layer times ``call``
 alone, so a method's time is the library's time, not the adapter's.  What the
 prepared state keeps (compiled code, device copies) is ``retained_bytes``.
 
@@ -103,6 +105,9 @@ class Backend:
     #: ``diffcompare.problems.contract.RUNS_ON``): says which names outside the xp contract
     #: the method can still run
     xp_namespace = "numpy"
+    #: what the timed calls run, the function's and the gradient's alike, so that gradient ÷
+    #: function compares like with like (recorded on the function row: ``timed_path``)
+    timed_path = "Python over NumPy"
 
     #: ``(module, hint)``: the library the backend needs beyond the core dependencies, and
     #: what to tell a user who lacks it (``available()`` imports it); a tuple of such pairs

@@ -44,6 +44,7 @@ class EngineCompiledBackend(Backend):
     xp_namespace = "engine"
     family = "engine"
     mode = "reverse"
+    timed_path = "the engine's compiled program (generated Python over NumPy)"
 
     def prepare(self, problem, inputs) -> Prepared:
         inputs = tuple(np.asarray(a) for a in inputs)

@@ -684,6 +684,7 @@ class JaxJitBackend(_JaxBackend):
 
     name = "jax-jit"
     jit = True
+    timed_path = "XLA executables (jax.jit, compiled in prepare)"
 
     def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
         has_constants = len(inputs) > len(problem.wrt)
@@ -784,6 +785,7 @@ class JaxEagerBackend(_JaxBackend):
 
     name = "jax-eager"
     jit = False
+    timed_path = "JAX eager, op by op"
     product_limits = {
         "jacobian": (500_000, "eager jacrev dispatches the batched VJPs op by op: about 10 s a "
                               "call at 2.3 M entries (bundle adjustment, 8 cameras) on one core"),
@@ -796,6 +798,8 @@ class JaxEagerBackend(_JaxBackend):
         inside ``jax.numpy`` also run primitive by primitive."""
         super().__init__(device, matmul_precision)
         self._disable_jit = disable_jit
+        if disable_jit:
+            self.timed_path = "JAX eager, op by op, jit disabled inside jax.numpy too"
 
     def _prepare_state(self, jax, device, problem, inputs, device_inputs, info) -> _State:
         calls = _Calls(problem, False, device_inputs)

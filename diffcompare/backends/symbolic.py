@@ -400,6 +400,7 @@ class SympyBackend(Backend):
     """Exact derivatives by ``sympy.diff``, lambdified to NumPy (no CSE)."""
 
     name = "sympy"
+    timed_path = "generated NumPy code (lambdify)"
     xp_namespace = "sympy"
     family = "symbolic"
     exact = True

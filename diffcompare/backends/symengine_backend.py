@@ -105,6 +105,7 @@ class SymengineBackend(SympyBackend):
     """Per-variable ``diff`` in SymEngine (C++), ``Lambdify`` with CSE (LLVM where available)."""
 
     name = "symengine"
+    timed_path = "SymEngine's Lambdify (LLVM-compiled where available)"
     requires = ("symengine", "symengine is not installed: pip install 'diffcompare[symbolic]'")
     use_cse = True
     limits = {"max_inputs": 2000, "max_symbols": 20_000, "max_tree_ops": 2_000_000,

@@ -65,6 +65,7 @@ class _State:
 
 class TorchBackend(Backend):
     name = "torch"
+    timed_path = "torch eager (the function under no_grad)"
     xp_namespace = "torch"
     family = "torch"
     mode = "reverse"

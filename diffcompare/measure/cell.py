@@ -4,7 +4,8 @@
 
 - ``prepare``: one call (derivation, code generation, tracing, compiling), and
   what the prepared state keeps (``prepared_bytes``; its parts in ``extra``);
-- ``function``: the plain function, timed, so gradient/function ratios are known;
+- ``function``: the plain function, timed on the gradient's execution path (jitted for a
+  jitted gradient: ``timed_path`` names it), so gradient/function ratios compare like with like;
 - ``gradient``: one gradient (a VJP for vector outputs), timed, its peak memory
   with the source named, function evaluations per gradient, and its error
   against the high-precision reference;
@@ -112,7 +113,8 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     computed_in = value.dtype.name
     call, _ = backend.timed_function(prepared, inputs)
     t = time_call(call, **timing_opts)
-    yield row("function", status="ok", **_timing_fields(t), compute_dtype=computed_in)
+    yield row("function", status="ok", **_timing_fields(t), compute_dtype=computed_in,
+              timed_path=backend.timed_path)
 
     before = prepared.evaluations
     device = _gpu_device(prepared)
@@ -232,7 +234,8 @@ def cast_inputs(problem, inputs64, dtype) -> tuple:
 
 def _timing_fields(t):
     return dict(time_median_s=t.median, time_iqr_s=t.iqr, time_min_s=t.min,
-                time_samples=list(t.samples), loops=t.loops)
+                time_samples=list(t.samples), loops=t.loops, cpu_share=t.cpu_share,
+                load_per_cpu=t.load_per_cpu)
 
 
 def ran_on(prepared):

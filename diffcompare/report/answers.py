@@ -16,7 +16,8 @@ UNITS = {"gradient_s": "s", "error_rho": "ρ", "peak_bytes": "bytes"}
 
 def answer_rows(winners: pd.DataFrame) -> list[dict]:
     """The results layer's winners frame as one row per (problem, size, dtype), a cell per
-    criterion: ``{"winners": [...], "value": best, "unit": ..., "note": ...}``."""
+    criterion: ``{"winners": [...], "value": best, "unit": ..., "note": ..., "flagged": ...}``
+    (``flagged``: the deciding timings the results layer flags, "backend: reasons; ...")."""
     out = []
     if winners is None or winners.empty:
         return out
@@ -25,7 +26,9 @@ def answer_rows(winners: pd.DataFrame) -> list[dict]:
         for _, r in sub.iterrows():
             cells[r["criterion"]] = {"winners": list(r["winners"]), "value": r["best"],
                                      "unit": UNITS[r["measure"]], "note": r["note"],
-                                     "compared": len(r["compared"])}
+                                     "compared": len(r["compared"]),
+                                     "flagged": "; ".join(f"{b}: {why}" for b, why
+                                                          in r.get("flagged") or ())}
         out.append({"problem": prob, "size": int(size), "dtype": dtype, "cells": cells})
     return out
 

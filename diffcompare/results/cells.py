@@ -11,6 +11,10 @@ row per (problem, size, seed, backend, dtype), ``CELLS_TABLE_COLUMNS`` wide (``f
 - cells the run planned (``catalog.json``'s ``planned_cells``) with no row at all, as
   status ``missing``.
 
+Each measured cell says how far its timing is to be trusted: ``cpu_share`` and
+``load_per_cpu`` (the machine while it was timed) and ``timing_flags`` (loaded, noisy,
+non-monotone in size: :mod:`diffcompare.results.trust`).
+
 Nothing is dropped: a failed or missing cell stays with its status (see
 :data:`diffcompare.results.schema.CELL_STATUSES`).
 
@@ -31,6 +35,7 @@ import numpy as np
 from .catalog import is_exact
 from .folder import finished_cells
 from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, PRODUCT_PHASES, READER_STATUSES
+from .trust import timing_flags
 
 CELL = list(CELL_COLUMNS)
 
@@ -38,7 +43,7 @@ CELL = list(CELL_COLUMNS)
 PHASE_MEASURES = {
     "prepare": {"time_median_s": "prepare_s", "expr_ops": "expr_ops", "expr_ops_cse": "expr_ops_cse",
                 "prepared_bytes": "prepared_bytes"},
-    "function": {"time_median_s": "function_s"},
+    "function": {"time_median_s": "function_s", "timed_path": "timed_path"},
     "gradient": {"time_median_s": "gradient_s", "time_iqr_s": "gradient_iqr_s",
                  "time_min_s": "gradient_min_s", "peak_bytes": "peak_bytes",
                  "memory_source": "memory_source", "saved_graph_bytes": "saved_graph_bytes",
@@ -47,9 +52,12 @@ PHASE_MEASURES = {
                  "compute_dtype": "compute_dtype"},
     "hvp": {"time_median_s": "hvp_s"},
 }
-#: The cells table's columns, in order (``ratio`` = gradient_s / function_s).
+#: The cells table's columns, in order (``ratio`` = gradient_s / function_s; ``cpu_share`` the
+#: lowest and ``load_per_cpu`` the highest of the function's and the gradient's timings;
+#: ``timing_flags`` why the cell's timing is not to be trusted, :mod:`.trust`).
 CELLS_TABLE_COLUMNS = CELL + ["family", "mode", "status", "message"] + [
-    c for m in PHASE_MEASURES.values() for c in m.values()] + ["gradient_q1_s", "gradient_q3_s", "ratio"]
+    c for m in PHASE_MEASURES.values() for c in m.values()] + [
+    "gradient_q1_s", "gradient_q3_s", "cpu_share", "load_per_cpu", "ratio", "timing_flags"]
 
 #: Every column of the cells table, in order: ``column -> (unit, meaning)``.  The one place
 #: the table is documented (``docs/results.md`` is rendered from it by :func:`markdown`; a
@@ -77,6 +85,9 @@ CELLS_TABLE_DOCS = {
     "prepared_bytes": ("bytes", "Memory the prepared method keeps between calls (compiled code, "
                        "device copies)."),
     "function_s": ("s", "Median seconds of one call of the plain function, as this method runs it."),
+    "timed_path": ("", "What the function's and the gradient's timed calls ran, alike (e.g. "
+                   "`XLA executables (jax.jit, compiled in prepare)`): `ratio` compares like "
+                   "with like."),
     "gradient_s": ("s", "Median seconds of one gradient call (a vector-Jacobian product for vector "
                    "outputs)."),
     "gradient_iqr_s": ("s", "Interquartile range of the gradient's per-call seconds."),
@@ -98,10 +109,16 @@ CELLS_TABLE_DOCS = {
     "hvp_s": ("s", "Median seconds of one Hessian-vector product, where measured."),
     "gradient_q1_s": ("s", "First quartile of the gradient's per-call seconds."),
     "gradient_q3_s": ("s", "Third quartile of the gradient's per-call seconds."),
+    "cpu_share": ("1 (ratio)", "The lowest CPU time ÷ wall time of the function's and the "
+                  "gradient's timing samples: below 1, the process waited for its CPU."),
+    "load_per_cpu": ("1 (ratio)", "The highest 1-minute load average ÷ CPUs of the host around "
+                     "those samples."),
     "ratio": ("1 (ratio)", "`gradient_s / function_s`: the gradient's cost in function calls."),
+    "timing_flags": ("", "Why the cell's timing is not to be trusted (`loaded`, `noisy`, "
+                     "`non-monotone`, each with its numbers; `results.trust`), else empty."),
 }
 _NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient_min_s", "hvp_s",
-            "gradient_q1_s", "gradient_q3_s",
+            "gradient_q1_s", "gradient_q3_s", "cpu_share", "load_per_cpu",
             "peak_bytes", "prepared_bytes", "saved_graph_bytes", "evaluations", "n_inputs", "error_rel", "error_rho",
             "expr_ops", "expr_ops_cse")
 
@@ -203,7 +220,7 @@ def cells_table(rows, catalog: dict | None = None):
             table = pd.concat([table, open_], ignore_index=True)
         for phase, mapping in PHASE_MEASURES.items():
             part = rows[(rows["phase"] == phase) & (rows["status"] == "ok") & is_done]
-            part = part.drop_duplicates(subset=CELL, keep="last")[CELL + list(mapping)]
+            part = part.drop_duplicates(subset=CELL, keep="last").reindex(columns=CELL + list(mapping))
             table = table.merge(part.rename(columns=mapping), on=CELL, how="left")
         # a cell refused after preparing has its count of inputs on the prepare row only
         prep = rows[(rows["phase"] == "prepare") & rows["n_inputs"].notna() & is_done]
@@ -216,6 +233,7 @@ def cells_table(rows, catalog: dict | None = None):
         grad = grad[CELL].assign(gradient_q1_s=[q[0] for q in quartiles],
                                  gradient_q3_s=[q[1] for q in quartiles])
         table = table.merge(grad, on=CELL, how="left")
+        table = table.merge(_timing_conditions(rows[is_done]), on=CELL, how="left")
     present = set(map(tuple, table[CELL].astype(object).values.tolist())) if len(table) else set()
     absent = [k for k in planned_cells(catalog) if k not in present]
     if absent:
@@ -236,7 +254,25 @@ def cells_table(rows, catalog: dict | None = None):
     modes = {b: backend_fact(b, "mode", catalog) for b in table["backend"].unique()}
     table["mode"] = table["backend"].map(modes)
     table["ratio"] = table["gradient_s"] / table["function_s"]
+    table["timing_flags"] = timing_flags(table)
     return sort_cells(table)
+
+
+def _timing_conditions(rows):
+    """Per finished cell, how undisturbed its function and gradient timings were: the lowest
+    ``cpu_share`` and the highest ``load_per_cpu`` of the two (folders from before these
+    columns: none)."""
+    import pandas as pd
+
+    timed = rows[rows["phase"].isin(["function", "gradient"]) & (rows["status"] == "ok")]
+    timed = timed.drop_duplicates(subset=CELL + ["phase"], keep="last")
+    columns = {"cpu_share": "min", "load_per_cpu": "max"}
+    out = timed[CELL].copy()
+    for c in columns:
+        out[c] = pd.to_numeric(timed[c], errors="coerce") if c in timed else np.nan
+    if out.empty:
+        return pd.DataFrame(columns=CELL + list(columns))
+    return out.groupby(CELL, as_index=False, sort=False, dropna=False).agg(columns)
 
 
 #: Columns of :func:`products_table`.
@@ -301,6 +337,8 @@ def median_over_seeds(cells):
     numeric = [c for c in ok.columns if ok[c].dtype.kind == "f"]
     agg = {c: "median" if c in numeric else "first"          # text: the method's facts
            for c in ok.columns if c not in keys and c != "seed"}
+    if "timing_flags" in agg:                                # every seed's reasons
+        agg["timing_flags"] = _joined_flags
     out = ok.groupby(keys, as_index=False, sort=False, dropna=False).agg(agg)
     return sort_cells(out.assign(seed=0)).drop(columns=["seed"])
 
@@ -374,6 +412,14 @@ def markdown() -> str:
 
 
 # --------------------------------------------------------------------------- small helpers
+
+def _joined_flags(flags) -> str:
+    """The distinct timing flags of several seeds' cells, joined as one cell's are."""
+    from .trust import SEPARATOR
+
+    reasons = [r for f in flags if isinstance(f, str) and f for r in f.split(SEPARATOR)]
+    return SEPARATOR.join(dict.fromkeys(reasons))
+
 
 def finite(values) -> list:
     """The finite floats among ``values``."""

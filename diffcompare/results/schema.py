@@ -109,6 +109,16 @@ COLUMNS = (
            unit="count"),
     Column("peak_bytes", "int", "Peak memory of one call, in bytes (source in `memory_source`).",
            unit="bytes"),
+    Column("cpu_share", "float", "This process's CPU time ÷ wall time while the samples were "
+                                 "taken: near 1 when the (single-threaded) call kept its CPU; "
+                                 "lower when another process took it, so the samples include "
+                                 "waiting (on a GPU also the wait for the device).", unit="1 (ratio)"),
+    Column("load_per_cpu", "float", "The host's 1-minute load average ÷ its CPUs, the higher of "
+                                    "before and after the samples: above 1, more runnable "
+                                    "processes than CPUs.", unit="1 (ratio)"),
+    Column("timed_path", "str", "Function rows: what the timed calls ran, the function's and the "
+                                "gradient's alike (e.g. 'XLA executables (jax.jit, compiled in "
+                                "prepare)'), so gradient ÷ function compares like with like."),
     Column("memory_source", "str", "How peak_bytes was measured: 'memray-native', 'tracemalloc', 'gpu-memory-stats' "
                                    "or 'not-measured: <why>'."),
     Column("prepared_bytes", "int", "Bytes the prepared state keeps between calls (compiled "

@@ -34,7 +34,7 @@ CRITERIA = ("fastest exact", "most accurate", "least memory")
 
 #: Columns of the table :func:`winners` returns.
 WINNER_COLUMNS = ["problem", "size", "dtype", "criterion", "measure", "winners", "best",
-                  "tolerance", "compared", "seeds", "note"]
+                  "tolerance", "compared", "seeds", "note", "flagged"]
 
 #: Default tolerances: accuracy ties within ``ULPS`` units of the dtype's epsilon
 #: (on ρ, a relative error); memory ties within ``MEMORY_RTOL`` (or MEMORY_ATOL).
@@ -64,7 +64,10 @@ def winners(cells, criteria=CRITERIA, *, ulps: float = ULPS, memory_rtol: float 
     - ``tolerance``: the tie rule applied, in words;
     - ``compared``: tuple of every backend compared (ok on all of ``seeds``), best first;
     - ``seeds``: tuple of the seeds compared (those every compared method ran);
-    - ``note``: what was left out and why ("" when nothing), e.g. methods without a value.
+    - ``note``: what was left out and why ("" when nothing), e.g. methods without a value;
+    - ``flagged``: for "fastest exact", the timings that decided it (the winners' and the
+      first method after them) that the cells table flags (``timing_flags``: loaded, noisy,
+      non-monotone), as ``(backend, reasons)`` pairs; the note says so too. ``()`` otherwise.
 
     Rules: "fastest exact" compares exact methods (engine, manual, symbolic, JAX, torch
     families) by ``gradient_s``; a method whose interquartile range of timing samples
@@ -110,6 +113,7 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
     if measure not in group:
         return None
     notes = []
+    flagged = ()
     rows = group
     if criterion == "fastest exact":
         rows = rows[rows["family"].map(is_exact)]
@@ -157,6 +161,11 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
         best = order[0]
         tied = [b for b in order if q1[b] <= q3[best] and q3[b] >= q1[best]]
         tolerance = "tied when the interquartile ranges of the timing samples overlap"
+        flagged = _flagged(rows, [b for b in order if b in tied] + [b for b in order
+                                                                    if b not in tied][:1])
+        if flagged:
+            notes.append("decided by flagged timings: "
+                         + "; ".join(f"{b} ({reasons})" for b, reasons in flagged))
     elif criterion == "most accurate":
         value = per[measure].max()
         order = value.sort_values(kind="mergesort").index
@@ -182,7 +191,21 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
                 notes.append(f"mixed memory sources: {', '.join(sources)}")
     return {"measure": measure, "winners": tuple(tied), "best": float(value[best]),
             "tolerance": tolerance, "compared": tuple(order),
-            "seeds": tuple(sorted(int(s) for s in common)), "note": "; ".join(notes)}
+            "seeds": tuple(sorted(int(s) for s in common)), "note": "; ".join(notes),
+            "flagged": tuple(flagged)}
+
+
+def _flagged(rows, backends) -> tuple:
+    """``(backend, reasons)`` for each of ``backends`` whose timing the cells table flags on
+    any of the compared seeds (its ``timing_flags``)."""
+    if "timing_flags" not in rows:
+        return ()
+    out = []
+    for b in backends:
+        reasons = [f for f in rows[rows["backend"] == b]["timing_flags"] if isinstance(f, str) and f]
+        if reasons:
+            out.append((b, "; ".join(dict.fromkeys(reasons))))
+    return tuple(out)
 
 
 def _rounding_floor(rows, value) -> float:

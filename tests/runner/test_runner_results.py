@@ -71,7 +71,7 @@ def test_load_results_has_the_schema_columns_and_types(tmp_path, rt):
 
 def test_every_column_is_documented():
     assert all(c.doc and c.kind in ("str", "int", "float", "list", "dict") for c in COLUMNS)
-    assert len(COLUMN_NAMES) == len(set(COLUMN_NAMES)) == 32
+    assert len(COLUMN_NAMES) == len(set(COLUMN_NAMES)) == 35
 
 
 def test_export_csv_and_parquet_message(tmp_path, rt, monkeypatch):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..html import Markup
+from ..html import Markup, tag
 
 
 @dataclasses.dataclass
@@ -22,3 +22,14 @@ def size_labels(data) -> dict:
         # "size" everywhere; its meaning in parentheses when it is more than a count ("n")
         out[p] = f"size ({meaning})" if meaning and meaning != "n" else "size"
     return out
+
+
+def flag_mark(flags) -> Markup:
+    """A visible mark by a timing the results layer flags (``timing_flags``: "loaded (...)",
+    ...): "⚠" and the kinds, the whole reasons on hover; nothing for a trusted timing."""
+    if not isinstance(flags, str) or not flags:
+        return Markup("")
+    from ...results.trust import SEPARATOR
+
+    kinds = ", ".join(dict.fromkeys(reason.split(" (")[0] for reason in flags.split(SEPARATOR)))
+    return tag("span", f"⚠ {kinds}", class_="flag", title=flags)

@@ -29,6 +29,8 @@ def build(data, winners=None) -> Section:
     """``winners``: a winners frame (default: the results layer's, ``data.winners()``)."""
     from ...seeds import QUESTIONS
 
+    from ...results.trust import flag_summary
+
     frame = data.winners() if winners is None else winners
     rows = []
     for r in answer_rows(frame):
@@ -36,7 +38,8 @@ def build(data, winners=None) -> Section:
         cells = {c: {"winners": [{"name": w, "colour": style_of(w).colour} for w in cell["winners"]],
                      # every method compared tied, and naming the rest would take lines
                      "all_tied": len(cell["winners"]) == cell["compared"] > SHOWN + ALL_TIED_AFTER,
-                     "value": _FORMAT.get(cell["unit"], str)(cell["value"])}
+                     "value": _FORMAT.get(cell["unit"], str)(cell["value"]),
+                     "flagged": cell["flagged"]}
                  for c, cell in r["cells"].items()}
         rows.append(dict(r, cells=cells, meaning=meaning if meaning and meaning != "n" else None))
     lead = ("What this run found, per problem and size: the fastest method among the exact ones (AD and "
@@ -49,6 +52,7 @@ def build(data, winners=None) -> Section:
                            "the cells they all ran. Time is the median of one gradient call after "
                            "preparation; ρ = |x−y| / max(1, |x|+|y|) against the reference named in "
                            "Accuracy.",
+                  flag_summary=flag_summary(data.cells) if data is not None else "",
                   questions=[{"seed": k, "text": v} for k, v in
                              list(QUESTIONS.items()) + [("sym", "Is autograd symbolic or numerical?")]],
                   evidence=[{"id": i, "title": t, "what": w} for i, t, w in EVIDENCE])

@@ -10,7 +10,7 @@ from ..data import backend_order, problem_order
 from ..fmt import fmt_count, fmt_error, fmt_ratio, fmt_seconds, shorten
 from ...runner.provenance import mixed_hosts_message
 from ..html import Markup, code, figure, join, p, scroll, table, tag
-from . import Section, size_labels
+from . import Section, flag_mark, size_labels
 
 
 def build(data) -> Section:
@@ -24,12 +24,16 @@ def build(data) -> Section:
                "method, on log-log axes: a slope of 1 means time grows in proportion to the size."),
              figure(svg, "One gradient call, median over the timing samples, float64.",
                     empty="no problem ran at two or more sizes."),
+             _trust(data),
              _time_table(data, ok)]
     svg = plots.ratio_vs_size(ok, size_labels=labels)
     n_plots += plots.drawn(svg)
     lo, hi = plots.CHEAP_GRADIENT_BAND
     parts += [tag("h3", "Cost of a gradient relative to the function", id="ratio"),
-              p("Gradient time divided by the time of one function evaluation with the same method. "
+              p("Gradient time divided by the time of one function evaluation with the same method, "
+                "both timed on the same path (jitted for a jitted gradient, eager for an eager one: "
+                "the table names it). A ratio near 1 means both calls are mostly a fixed per-call "
+                "cost (a compiled executable's dispatch, a few µs), not operations. "
                 "The green band is the ", tag("em", "cheap gradient principle"),
                 f" (Griewank & Walther, Evaluating Derivatives, 2008): reverse mode computes a whole "
                 f"gradient in at most about {lo:g}–{hi:g} times the operations of the function, "
@@ -82,6 +86,31 @@ def _largest(ok, prob):
     return int(sub["size"].max()) if not sub.empty else None
 
 
+def _trust(data) -> Markup:
+    """How many timings the results layer flags (``timing_flags``), why, and which."""
+    from ...results import trust
+
+    summary = trust.flag_summary(data.cells)
+    if not summary:
+        return Markup("")
+    flagged = data.cells[data.cells["timing_flags"].fillna("") != ""]
+    rows = [[tag("span", r["problem"], class_="name"), int(r["size"]), r["seed"], r["dtype"],
+             r["backend"], fmt_seconds(r["gradient_s"]), r["timing_flags"]]
+            for r in flagged.to_dict("records")]
+    why = (f"Flagged: loaded — the worker had its CPU less than {trust.MIN_CPU_SHARE:.0%} of the "
+           f"time it was timed (on a GPU, where that share says nothing: the host's load over "
+           f"{trust.MAX_LOAD_PER_CPU:g} per CPU); "
+           f"noisy — the samples' interquartile range is over {trust.MAX_IQR_FRACTION:.0%} of "
+           f"their median; non-monotone — the same method was faster at a size "
+           f"{trust.SIZE_STEP}× larger, by more than both interquartile ranges and "
+           f"{trust.MONOTONE_RTOL:.0%}. Read these times, and the ratios and answers made from "
+           "them, with care (marked ⚠ in the tables; hover for the reasons).")
+    return join(p(tag("strong", summary), ". ", why, class_="warn", id="flagged-timings"),
+                tag("details", tag("summary", "which timings, and why"),
+                    table(["problem", "size", "seed", "dtype", "method", "gradient", "why"], rows,
+                          num_cols={1, 2, 5}, cls="compact")))
+
+
 def _time_table(data, ok) -> Markup:
     """Gradient time per method at each problem's largest size (statuses where not ok)."""
     cells = data.cells[data.cells["dtype"] == "float64"]
@@ -95,7 +124,8 @@ def _time_table(data, ok) -> Markup:
             if c.empty:
                 row.append(tag("span", "·", class_="muted"))
             elif (c["status"] == "ok").all() and c["gradient_s"].notna().any():
-                row.append(fmt_seconds(c["gradient_s"].median()))
+                flags = "; ".join(f for f in c["timing_flags"] if isinstance(f, str) and f)
+                row.append(join(fmt_seconds(c["gradient_s"].median()), flag_mark(flags)))
             else:
                 from ..html import badge
                 row.append(join(*[badge(s) for s in sorted(set(c["status"]))]))
@@ -114,12 +144,17 @@ def _ratio_table(ok) -> Markup:
     for b in backend_order(ok["backend"]):
         sub = ok[ok["backend"] == b]
         big = sub[sub["size"] == sub.groupby("problem")["size"].transform("max")]
+        flags = [f for f in sub["timing_flags"] if isinstance(f, str) and f]
+        paths = sorted(set(sub["timed_path"].dropna().astype(str)))
         rows.append([tag("span", b, class_="name"), fmt_ratio(sub["ratio"].min()),
                      fmt_ratio(sub["ratio"].median()), fmt_ratio(sub["ratio"].max()),
-                     fmt_ratio(big["ratio"].median())])
+                     fmt_ratio(big["ratio"].median()),
+                     join(f"{len(flags)} of {len(sub)}", flag_mark("; ".join(dict.fromkeys(flags))))
+                     if flags else tag("span", f"0 of {len(sub)}", class_="muted"),
+                     "; ".join(paths) or tag("span", "not recorded", class_="muted")])
     return scroll(table(["method", "smallest ratio", "median", "largest",
-                         "median at each problem's largest size"], rows, num_cols={1, 2, 3, 4},
-                        cls="compact"))
+                         "median at each problem's largest size", "timings flagged",
+                         "both timed as"], rows, num_cols={1, 2, 3, 4}, cls="compact"))
 
 
 def _forward_vs_reverse(ok):
