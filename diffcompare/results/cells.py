@@ -413,12 +413,12 @@ def markdown() -> str:
 
 # --------------------------------------------------------------------------- small helpers
 
-def _joined_flags(flags) -> str:
+def _joined_flags(flags):
     """The distinct timing flags of several seeds' cells, joined as one cell's are."""
     from .trust import SEPARATOR
 
     reasons = [r for f in flags if isinstance(f, str) and f for r in f.split(SEPARATOR)]
-    return SEPARATOR.join(dict.fromkeys(reasons))
+    return SEPARATOR.join(dict.fromkeys(reasons)) or None
 
 
 def finite(values) -> list:

@@ -1,7 +1,7 @@
 """Trust in a timing: which cells' times the machine or the samples make unreliable, and why.
 
 :func:`timing_flags` gives each measured cell of a cells table a short list of reasons
-(the table's ``timing_flags``, joined by "; "; "" when nothing is wrong):
+(the table's ``timing_flags``, joined by "; "; empty (None) when nothing is wrong):
 
 - ``loaded``: the worker had its CPU less than :data:`MIN_CPU_SHARE` of the time while the
   function or gradient samples were taken (it waited for another process: the waiting is in
@@ -54,7 +54,8 @@ SEPARATOR = "; "
 
 def timing_flags(cells):
     """Why each cell's timing is not to be trusted (a Series of strings aligned with
-    ``cells``: reasons joined by "; ", "" when none, None for a cell without a gradient time).
+    ``cells``: reasons joined by "; ", None when none or without a gradient time; a
+    table written to CSV and read back keeps it so).
 
     ``cells``: a cells table (:func:`diffcompare.results.cells.cells_table`), or any frame with
     its key columns, ``status``, ``gradient_s`` and whichever of ``gradient_iqr_s``,
@@ -77,8 +78,8 @@ def timing_flags(cells):
             reasons[i].append(f"noisy (IQR {iqr / r['gradient_s']:.0%} of median)")
     for i, text in _non_monotone(timed).items():
         reasons[i].append(text)
-    return pd.Series([SEPARATOR.join(reasons[i]) if i in timed.index else None
-                      for i in cells.index], index=cells.index, dtype=object)
+    return pd.Series([SEPARATOR.join(reasons[i]) or None for i in cells.index],
+                     index=cells.index, dtype=object)
 
 
 def flag_summary(cells) -> str:

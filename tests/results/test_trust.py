@@ -26,30 +26,30 @@ def _flags(*cells):
 
 
 def test_a_quiet_cell_has_no_flag_and_a_failed_one_no_timing():
-    assert _flags(_cell(share=0.99, load=0.5), _cell(size=16, status="timeout", t=None)) == ["", None]
+    assert _flags(_cell(share=0.99, load=0.5), _cell(size=16, status="timeout", t=None)) == [None, None]
 
 
 def test_loaded_below_the_cpu_share():
-    assert _flags(_cell(share=MIN_CPU_SHARE)) == [""]
+    assert _flags(_cell(share=MIN_CPU_SHARE)) == [None]
     got, = _flags(_cell(share=MIN_CPU_SHARE - 0.01))
     assert got == "loaded (had its CPU 89% of the time)"
 
 
 def test_a_gpu_cell_waits_for_its_device_so_its_cpu_share_says_nothing():
-    assert _flags(_cell(share=0.3, device="gpu:0 NVIDIA H100")) == [""]
+    assert _flags(_cell(share=0.3, device="gpu:0 NVIDIA H100")) == [None]
     assert _flags(_cell(share=0.3, device="gpu:0 NVIDIA H100", load=2.0)) == ["loaded (load 2.0 per CPU)"]
 
 
 def test_the_host_load_counts_where_the_cpu_share_cannot_tell():
-    assert _flags(_cell(load=MAX_LOAD_PER_CPU)) == [""]
+    assert _flags(_cell(load=MAX_LOAD_PER_CPU)) == [None]
     assert _flags(_cell(load=MAX_LOAD_PER_CPU + 0.1)) == ["loaded (load 1.6 per CPU)"]
     # a worker that kept its CPU is not flagged for other processes' load
-    assert _flags(_cell(share=0.99, load=3.0)) == [""]
+    assert _flags(_cell(share=0.99, load=3.0)) == [None]
     assert _flags(_cell(share=0.5, load=3.0)) == ["loaded (had its CPU 50% of the time, load 3.0 per CPU)"]
 
 
 def test_noisy_over_the_iqr_fraction():
-    assert _flags(_cell(t=1.0, iqr=MAX_IQR_FRACTION)) == [""]
+    assert _flags(_cell(t=1.0, iqr=MAX_IQR_FRACTION)) == [None]
     assert _flags(_cell(t=1.0, iqr=0.45)) == ["noisy (IQR 45% of median)"]
 
 
@@ -64,7 +64,7 @@ def test_non_monotone_ties_at_the_boundary():
     big_q3 = 2.0
     at_boundary = big_q3 * (1 + MONOTONE_RTOL)        # faster by exactly the margin: a tie
     big = _cell(size=4 * SIZE_STEP, t=1.9, q=(1.8, big_q3))
-    assert _flags(_cell(size=4, t=2.25, q=(at_boundary, 2.3)), big) == ["", ""]
+    assert _flags(_cell(size=4, t=2.25, q=(at_boundary, 2.3)), big) == [None, None]
     beyond = _flags(_cell(size=4, t=2.25, q=(at_boundary * 1.001, 2.3)), big)
     assert beyond[1] == f"non-monotone (faster at {4 * SIZE_STEP} than at 4)"
 
@@ -73,7 +73,7 @@ def test_non_monotone_only_across_a_size_step_and_within_one_seed():
     near = _flags(_cell(size=4, t=3.0), _cell(size=4 * SIZE_STEP - 1, t=1.0))
     other_seed = _flags(_cell(size=4, t=3.0, seed=0), _cell(size=4 * SIZE_STEP, t=1.0, seed=1))
     other_method = _flags(_cell(size=4, t=3.0), _cell(size=4 * SIZE_STEP, t=1.0, backend="engine"))
-    assert near == other_seed == other_method == ["", ""]
+    assert near == other_seed == other_method == [None, None]
 
 
 def test_flags_add_up_and_are_summarised():
