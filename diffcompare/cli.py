@@ -121,7 +121,8 @@ def _adhoc_suite(args):
 def _export(args) -> int:
     from pathlib import Path
 
-    from .results.folder import RESULTS_FILE, export
+    from .results.export import export
+    from .results.folder import RESULTS_FILE
 
     results = Path(args.results_dir)
     if not (results / RESULTS_FILE).is_file():

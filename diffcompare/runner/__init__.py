@@ -13,7 +13,8 @@
 from .executor import Executor, LocalExecutor
 from .grid import BackendSpec, Group, build_groups
 from .progress import Progress, make_progress
-from ..results.folder import ResultsError, export, load_results, read_run
+from ..results.export import export
+from ..results.folder import ResultsError, load_results, read_run
 from ..results.schema import COLUMN_NAMES, STATUSES, make_row
 from .run import RunSummary, run_suite
 from .suite import Suite, SuiteError, list_suites, load_suite
