@@ -9,8 +9,9 @@ import pytest
 
 from diffcompare import results
 from diffcompare.cli import main as cli
+from diffcompare.results.export import export
 from diffcompare.results.folder import (REJECTED_FILE, RESULTS_FILE, RUN_FILE, SCHEMA_VERSION,
-                                        ResultsCorrupt, ResultsLog, ResultsWarning, export,
+                                        ResultsCorrupt, ResultsLog, ResultsWarning,
                                         load_results, read_run)
 from diffcompare.results.schema import make_row
 
