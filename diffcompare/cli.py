@@ -121,7 +121,7 @@ def _adhoc_suite(args):
 def _export(args) -> int:
     from pathlib import Path
 
-    from .results.export import export
+    from .results.exports import export
     from .results.folder import RESULTS_FILE
 
     results = Path(args.results_dir)

@@ -24,7 +24,7 @@ from pathlib import Path
 from .catalog import EXACT_FAMILIES, FD_FAMILY, is_exact
 from .cells import (CELL, CELLS_TABLE_COLUMNS, backend_order, cells_table, family_of,
                     median_over_seeds, problem_info, problem_order, products_table)
-from .export import export
+from .exports import export
 from .folder import (ResultsError, ResultsLocked, load_results, read_catalog, read_run,
                      rejected_lines)
 from .schema import (CELL_COLUMNS, CELL_STATUSES, COLUMN_NAMES, FAULT_STATUSES, KEY_COLUMNS,

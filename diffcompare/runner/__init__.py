@@ -13,7 +13,7 @@
 from .executor import Executor, LocalExecutor
 from .grid import BackendSpec, Group, build_groups
 from .progress import Progress, make_progress
-from ..results.export import export
+from ..results.exports import export
 from ..results.folder import ResultsError, load_results, read_run
 from ..results.schema import COLUMN_NAMES, STATUSES, make_row
 from .run import RunSummary, run_suite

@@ -9,7 +9,7 @@ import pytest
 
 from diffcompare import results
 from diffcompare.cli import main as cli
-from diffcompare.results.export import export
+from diffcompare.results.exports import export
 from diffcompare.results.folder import (REJECTED_FILE, RESULTS_FILE, RUN_FILE, SCHEMA_VERSION,
                                         ResultsCorrupt, ResultsLog, ResultsWarning,
                                         load_results, read_run)

@@ -8,7 +8,7 @@ import pytest
 
 from diffcompare.runner import (COLUMN_NAMES, ResultsError, export, load_results, read_run,
                                 run_suite)
-from diffcompare.results import folder as results_mod
+from diffcompare.results import exports as results_mod
 from diffcompare.results.cells import CELLS_TABLE_COLUMNS
 from diffcompare.results.folder import ResultsLog, read_rows
 from diffcompare.results.schema import COLUMNS, make_row

@@ -1,6 +1,6 @@
 """Export a results folder's tables as CSV or Parquet (:func:`export`).
 
->>> from diffcompare.results import export            # doctest: +SKIP
+>>> from diffcompare.results import export           # doctest: +SKIP
 >>> export("results/quick")                           # doctest: +SKIP
 PosixPath('results/quick/cells.csv')
 """
