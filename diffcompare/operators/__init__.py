@@ -1,0 +1,1 @@
+"""Derivative operators: sparse Jacobians and Hessians by colouring (and the dense operators)."""
