@@ -39,7 +39,6 @@ array([[ 1.3818,  0.    ],
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import time
 from typing import Any, Callable
 
@@ -164,14 +163,15 @@ def pushforward(fn, inputs, tangent, method: str = "engine-jvp", wrt=None) -> np
 
 
 def jacobian(fn, inputs, method: str = "engine", wrt=None, sparse: bool = False):
-    """``J``, shape ``(m, n)``; ``sparse=True``: compressed, coloured (``_sparse_route``)."""
+    """``J``, shape ``(m, n)``; ``sparse=True``: a :class:`~.sparse.SparseOperator`
+    (its ``matrix`` a SciPy sparse array; detected, coloured, compressed)."""
     if sparse:
         return _sparse_route("jacobian", fn, inputs, method, wrt)
     return prepare("jacobian", fn, inputs, method, wrt).evaluate(inputs)
 
 
 def hessian(fn, inputs, method: str = "engine", wrt=None, sparse: bool = False):
-    """``H``, shape ``(n, n)``; ``sparse=True``: compressed, coloured (``_sparse_route``)."""
+    """``H``, shape ``(n, n)``; ``sparse=True``: a :class:`~.sparse.SparseOperator`."""
     if sparse:
         return _sparse_route("hessian", fn, inputs, method, wrt)
     return prepare("hessian", fn, inputs, method, wrt).evaluate(inputs)
@@ -203,19 +203,18 @@ def capabilities(available: bool = False):
 
 
 def _sparse_route(operator, fn, inputs, method, wrt):
-    """``sparse=True``: the coloured, compressed evaluation of
-    ``diffcompare.operators.coloured`` (``coloured.<operator>(fn, inputs, method=, wrt=)``),
-    which returns a SciPy sparse matrix with the colouring it used."""
+    """``sparse=True``: detect, colour, compress and decompress
+    (:mod:`diffcompare.operators.sparse`); a :class:`~.sparse.SparseOperator` back, its
+    ``matrix`` a SciPy sparse array with the colouring it used."""
     try:
-        coloured = importlib.import_module(f"{__name__}.coloured")
+        from . import sparse
+        import networkx  # noqa: F401 -- colouring's other orderings; fail here, not midway
     except ModuleNotFoundError as exc:
-        if exc.name != f"{__name__}.coloured":
-            raise
         raise OperatorUnsupported(
-            operator, method, "sparse operators need diffcompare.operators.coloured (sparsity "
-            "detection and colouring), which this installation lacks; use sparse=False for the "
-            "dense matrix") from None
-    return getattr(coloured, operator)(fn, inputs, method=method, wrt=wrt)
+            operator, method, f"sparse operators need SciPy and networkx ({exc.name} is "
+            "missing): pip install 'diffcompare[sparse]'; or sparse=False for the dense "
+            "matrix") from None
+    return getattr(sparse, operator)(fn, inputs, method=method, wrt=wrt)
 
 
 # --- fitting a function or problem to an operator -----------------------------------------

@@ -183,16 +183,47 @@ def ba_inputs(size, seed):
     distortion, features = the projection plus noise, weights in [0.5, 1.5]."""
     rng = np.random.default_rng(seed)
     n_cams, n_pts, n_obs = _ba_counts(size)
+    cams, points = _ba_cameras_points(rng, n_cams, n_pts)
+    w = rng.uniform(0.5, 1.5, n_obs)
+    cam_index = rng.integers(0, n_cams, n_obs)
+    point_index = np.repeat(np.arange(n_pts), BA_OBS_PER_POINT)
+    features = 0.15 * rng.standard_normal((n_obs, 2))
+    return (cams, points, w, features, cam_index, point_index)
+
+
+def _ba_cameras_points(rng, n_cams, n_pts):
     cams = np.empty((n_cams, N_CAM_PARAMS))
     cams[:, 0:3] = 0.1 * rng.standard_normal((n_cams, 3))
     cams[:, 3:6] = 0.3 * rng.standard_normal((n_cams, 3)) + [0.0, 0.0, -8.0]
     cams[:, 6] = rng.uniform(0.8, 1.2, n_cams)
     cams[:, 7:9] = 0.01 * rng.standard_normal((n_cams, 2))
     cams[:, 9:11] = 0.01 * rng.standard_normal((n_cams, 2))
-    points = rng.standard_normal((n_pts, 3))
+    return cams, rng.standard_normal((n_pts, 3))
+
+
+#: ADBench's BA files (named after BAL's problems: ``ba1_n49_m7776_p31843`` is BAL's
+#: ladybug problem-49-7776, ``ba2_n21_m11315_p36455`` trafalgar problem-21-11315):
+#: (cameras, points, observations)
+BA_ADBENCH_SIZES = {"ba1": (49, 7776, 31843), "ba2": (21, 11315, 36455)}
+
+
+def ba_sized_inputs(n_cams, n_points, n_obs, seed):
+    """``bundle_adjustment``'s arguments with ADBench's counts (``BA_ADBENCH_SIZES``), values
+    drawn as ``ba_inputs`` draws them: every point observed at least twice and every camera
+    at least once (so ``n_obs >= max(2 n_points, n_cams)``), the other observations'
+    cameras and points uniform; observations ordered by point."""
+    if n_obs < max(2 * n_points, n_cams):
+        raise ValueError(f"{n_obs} observations cannot see {n_points} points twice and "
+                         f"{n_cams} cameras once")
+    rng = np.random.default_rng(seed)
+    cams, points = _ba_cameras_points(rng, n_cams, n_points)
     w = rng.uniform(0.5, 1.5, n_obs)
-    cam_index = rng.integers(0, n_cams, n_obs)
-    point_index = np.repeat(np.arange(n_pts), BA_OBS_PER_POINT)
+    point_index = np.concatenate([np.repeat(np.arange(n_points), 2),
+                                  rng.integers(0, n_points, n_obs - 2 * n_points)])
+    cam_index = np.concatenate([rng.permutation(n_cams),
+                                rng.integers(0, n_cams, n_obs - n_cams)])
+    order = np.argsort(point_index, kind="stable")
+    point_index, cam_index = point_index[order], rng.permutation(cam_index)
     features = 0.15 * rng.standard_normal((n_obs, 2))
     return (cams, points, w, features, cam_index, point_index)
 
