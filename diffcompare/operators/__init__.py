@@ -133,7 +133,7 @@ def prepare(operator: str, fn_or_problem, inputs, method: str = "engine",
     support = backend.available()
     if not support:
         raise Unavailable(f"{method}: {support.reason}")
-    support = backend.supports_inputs(problem, inputs)
+    support = backend.supports_inputs(problem, inputs) if cell.input_limit else support
     if not support:
         raise OperatorUnsupported(operator, method, support.reason, problem.name)
     t0 = time.perf_counter()
@@ -215,6 +215,16 @@ def _sparse_route(operator, fn, inputs, method, wrt):
             "missing): pip install 'diffcompare[sparse]'; or sparse=False for the dense "
             "matrix") from None
     return getattr(sparse, operator)(fn, inputs, method=method, wrt=wrt)
+
+
+def __getattr__(name):
+    """The submodules on first use (``operators.sparse.jacobian(...)``): they need SciPy and
+    networkx, which the dense operators do not."""
+    if name in ("sparse", "sparsity", "colouring", "coloured"):
+        from importlib import import_module
+
+        return import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 # --- fitting a function or problem to an operator -----------------------------------------

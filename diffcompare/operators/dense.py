@@ -29,10 +29,13 @@ OPERATORS = ("gradient", "pullback", "pushforward", "jacobian", "hessian", "hvp"
 
 @dataclasses.dataclass(frozen=True)
 class Native:
-    """The method computes the operator itself: ``how`` says how, ``build`` prepares it."""
+    """The method computes the operator itself: ``how`` says how, ``build`` prepares it.
+    ``input_limit``: whether the backend's limit on differentiated inputs applies (it is
+    sized for its own gradient, n forward products; one product needs one)."""
 
     how: str
     build: Callable
+    input_limit: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -429,10 +432,10 @@ def _table() -> dict:
     push = t["pushforward"]
     push["engine"] = Refused("the engine's forward product is the method engine-jvp")
     push["engine-jvp"] = Native("functional.jvp (the transposed VJP: two reverse passes)",
-                                _engine_jvp)
+                                _engine_jvp, input_limit=False)
     push["engine-compiled"] = Refused("the compiled program is reverse mode only (a VJP)")
     for m in _JAX_JIT + ("jax-jacfwd",):
-        push[m] = Native("jax.jvp under jit", _jax_jvp)
+        push[m] = Native("jax.jvp under jit", _jax_jvp, input_limit=False)
     push["jax-eager"] = Native("jax.jvp, eager", _jax_jvp)
     push["torch"] = Native("torch.func.jvp (forward mode)", _torch_jvp)
     push["autograd"] = Native("autograd.make_jvp (forward mode)", _autograd_jvp)

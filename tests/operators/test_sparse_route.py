@@ -72,3 +72,22 @@ def test_an_arrowhead_hessian_equals_the_dense_one(method):
     dense = operators.hessian(arrow, x, method="engine")
     assert r.pattern.nnz == 12 + 2 * 11
     np.testing.assert_allclose(r.matrix.toarray(), dense, rtol=1e-12, atol=1e-12)
+
+
+def test_the_sparse_module_is_an_attribute_in_a_fresh_process():
+    import subprocess
+    import sys
+    done = subprocess.run([sys.executable, "-c", "import diffcompare.operators as o; "
+                           "print(o.sparse.jacobian.__name__, o.colouring.colour_columns.__name__)"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["jacobian", "colour_columns"], done.stderr[-2000:]
+
+
+def test_one_forward_product_is_not_held_to_the_gradients_input_limit():
+    """engine-jvp refuses a gradient past 300 inputs (300 forward products); a pushforward
+    is one product, and a coloured Jacobian a few: bundle adjustment's 14 were refused."""
+    x = (np.random.default_rng(2).standard_normal(400),)
+    r = operators.jacobian(_banded, x, method="engine-jvp", sparse=True)
+    assert r.passes == 3
+    with pytest.raises(operators.OperatorUnsupported, match="300"):
+        operators.gradient(lambda xp, x: xp.sum(x * x), x, method="engine-jvp")
