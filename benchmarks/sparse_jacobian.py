@@ -95,63 +95,27 @@ def flat_objective(inputs):
     return f, x0
 
 
-def engine_jvp_fallback(inputs):
-    """The engine's forward product without ``operators.prepare`` (see ``sparse_row``)."""
-    from diffcompare.engine import Tensor, array_api, functional as F
-
-    shapes = [inputs[i].shape for i in WRT]
-    sizes = [int(np.prod(s)) for s in shapes]
-    x0 = np.concatenate([inputs[i].reshape(-1) for i in WRT])
-
-    def f(flat):
-        args, k = [Tensor(a) for a in inputs], 0
-        for i, s, n in zip(WRT, shapes, sizes):
-            args[i] = flat[k:k + n].reshape(s)
-            k += n
-        return bundle_adjustment(array_api, *args).reshape(-1)
-    return lambda v: F.jvp(f, x0, v)[1].reshape(-1)
-
-
 def sparse_row(label, method, mode, inputs, samples, f_flat, x0):
     """One sparse method: (row dict) or (None, why)."""
     t0 = time.process_time()
     note = ""
     try:
         r = sparse_ops.jacobian(bundle_adjustment, inputs, method=method, wrt=WRT, mode=mode)
-        product_prepare = None
     except operators.OperatorUnsupported as exc:
-        if method != "engine-jvp":
-            return None, exc.reason
-        # operators.prepare("pushforward", ..., "engine-jvp") refuses n > 300 inputs: the
-        # backend's guard for a *dense* forward Jacobian (n JVPs), which a coloured one
-        # (14 JVPs) does not need.  Same products, called without the guard:
-        note = f"operators refused ({exc.reason}); measured on functional.jvp directly"
-        from diffcompare.operators.colouring import colour_columns
-        from diffcompare.operators.sparsity import jacobian_pattern
-        pattern = jacobian_pattern(bundle_adjustment, inputs, WRT)
-        t1 = time.perf_counter()
-        cols = colour_columns(pattern)
-        colour_s = time.perf_counter() - t1
-        jvp = engine_jvp_fallback(inputs)
-        res = jacobian_forward(jvp, pattern, cols)
-        r = sparse_ops._done("jacobian", method, res, pattern, "forward", pattern.seconds,
-                             colour_s)
-        call = lambda: jacobian_forward(jvp, pattern, cols)       # noqa: E731
-        product_prepare = 0.0
+        return None, exc.reason
     first_cpu = time.process_time() - t0
-    if product_prepare is None:
-        t1 = time.perf_counter()
-        if method == "fd-central":
-            call = lambda: jacobian_fd(f_flat, x0, r.pattern, r.colouring, "central")  # noqa: E731
-        elif r.mode == "forward":
-            op = operators.prepare("pushforward", bundle_adjustment, inputs, method, WRT)
-            call = lambda: jacobian_forward(lambda v: op.evaluate(inputs, v), r.pattern,  # noqa: E731
-                                            r.colouring)
-        else:
-            op = operators.prepare("pullback", bundle_adjustment, inputs, method, WRT)
-            call = lambda: jacobian_reverse(lambda u: op.evaluate(inputs, u), r.pattern,  # noqa: E731
-                                            r.colouring)
-        product_prepare = time.perf_counter() - t1
+    t1 = time.perf_counter()
+    if method == "fd-central":
+        call = lambda: jacobian_fd(f_flat, x0, r.pattern, r.colouring, "central")  # noqa: E731
+    elif r.mode == "forward":
+        op = operators.prepare("pushforward", bundle_adjustment, inputs, method, WRT)
+        call = lambda: jacobian_forward(lambda v: op.evaluate(inputs, v), r.pattern,  # noqa: E731
+                                        r.colouring)
+    else:
+        op = operators.prepare("pullback", bundle_adjustment, inputs, method, WRT)
+        call = lambda: jacobian_reverse(lambda u: op.evaluate(inputs, u), r.pattern,  # noqa: E731
+                                        r.colouring)
+    product_prepare = time.perf_counter() - t1
     secs, res = cpu_median(call, samples)
     if not np.array_equal(res.matrix.data, r.matrix.data):
         note += " (re-evaluation differs from operators.sparse.jacobian's matrix!)"
