@@ -31,7 +31,7 @@ def describe_problem(problem) -> dict:
     return {"description": problem.description, "tags": sorted(problem.tags),
             "size_meaning": problem.size_meaning, "smooth": problem.smooth,
             "sizes": [int(s) for s in problem.sizes], "vector_output": problem.vector_output,
-            "products": list(getattr(problem, "products", ()))}
+            "operators": list(getattr(problem, "operators", ()))}
 
 
 def describe_backend(name: str) -> dict:

@@ -16,8 +16,8 @@ register(Problem(
     fn=lambda xp, x: xp.sum(x * x * x),
     make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
     description="sum of cubes, with its Hessian diagonal as a product (runner tests)",
-    sizes=(3,), products=("hessian_diagonal",),
-    exact_products={"hessian_diagonal": lambda x, *rest: (6 * x,)},
+    sizes=(3,), operators=("hessian_diagonal",),
+    exact_operators={"hessian_diagonal": lambda x, *rest: (6 * x,)},
 ), replace=True)
 
 register(Problem(
