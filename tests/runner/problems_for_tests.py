@@ -28,3 +28,12 @@ register(Problem(
     description="relu squared plus abs: its kinks reached at size 4 only (runner tests)",
     sizes=(3, 4),
 ), replace=True)
+
+register(Problem(
+    name="runner_test_banded",
+    fn=lambda xp, x: x[1:] * x[:-1] + xp.sin(x[1:]),
+    make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
+    make_cotangent=lambda size, seed: np.random.default_rng(seed + 1).standard_normal(size - 1),
+    description="x[i+1] x[i] + sin x[i+1]: a bidiagonal Jacobian (runner tests)",
+    sizes=(6,), tags={"smooth", "vector-output"},
+), replace=True)
