@@ -45,6 +45,16 @@ def _run(args) -> int:
         import dataclasses
 
         suite = dataclasses.replace(suite, device=args.device)
+    if args.operators is not None:     # added to the suite's own, in every cell
+        import dataclasses
+
+        from .runner.suite import SuiteError, check_operators
+
+        try:
+            added = check_operators(_names(args.operators, "operators"), "--operators")
+        except SuiteError as exc:
+            raise UsageError(str(exc)) from None
+        suite = dataclasses.replace(suite, operators=tuple(dict.fromkeys(suite.operators + added)))
     results_dir = args.results or f"results/{suite.name}"
     executor = _executor(args)
     try:
@@ -273,6 +283,8 @@ def _trace(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from .problems.problem import MEASURED_OPERATORS
+
     parser = argparse.ArgumentParser(
         prog="diffcompare",
         description="Compare ways of computing derivatives: engine, SymPy, finite differences, JAX.",
@@ -288,6 +300,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--problem-module", action="append", default=[], metavar="FILE_OR_MODULE",
                    help="with --problems: a .py file or module that registers problems (repeatable)")
     p.add_argument("--results", help="results folder (default results/<suite>, results/adhoc)")
+    p.add_argument("--operators", metavar="NAMES",
+                   help="also measure these derivative operators in every cell, e.g. "
+                        f"jacobian,hessian_sparse (of {', '.join(MEASURED_OPERATORS)})")
     p.add_argument("--fresh", action="store_true", help="start over instead of resuming")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--experiments", help="folder holding suites/ (default ./experiments)")

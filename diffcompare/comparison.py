@@ -41,9 +41,11 @@ PROBLEM_PICKLE = "compare_problem.pkl"
 class Comparison(pd.DataFrame):
     """The result of :func:`compare`: the cells table (``CELLS_TABLE_COLUMNS``, one row per
     backend and size); a DataFrame with an HTML view (``_repr_html_``) and
-    :meth:`plot_against_size`."""
+    :meth:`plot_against_size`.  ``operators``: the operators table
+    (:func:`~diffcompare.results.cells.operators_table`, one row per method, size and operator
+    measured; empty unless ``compare(..., operator=...)`` or the problem declares some)."""
 
-    _metadata = ["problem_name", "results_dir"]
+    _metadata = ["problem_name", "results_dir", "operators"]
 
     @property
     def _constructor(self):
@@ -82,7 +84,8 @@ class Comparison(pd.DataFrame):
 
 def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=None, *,
             wrt=(0,), name=None, results_dir=None, timeout_s: float = 60.0, samples: int = 5,
-            min_sample_s: float = 0.01, progress=False, device: str = "cpu") -> Comparison:
+            min_sample_s: float = 0.01, progress=False, device: str = "cpu",
+            operator: str | None = None, sparse: bool = False) -> Comparison:
     """Differentiate one function by several methods at several sizes; the cells table back.
 
     ``problem_or_fn``: a :class:`~diffcompare.problems.Problem`, a catalog name (``"gmm"``),
@@ -97,6 +100,10 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     reference), which a suite gives two minutes.
     ``device``: "cpu" (the default) or "gpu", where the methods that can compute on a
     GPU (the JAX ones) do, as a suite's ``device`` says.
+    ``operator``: also measure this derivative operator on each method (``"jacobian"``,
+    ``"hessian"``, ``"hvp"``, ``"hessian_diagonal"``; ``sparse=True``: the detected, coloured
+    Jacobian or Hessian); its rows are the returned table's ``operators`` attribute (the
+    operators table), the gradients stay the cells table.
     """
     from . import backends as _backends
 
@@ -104,6 +111,7 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
 
     if device not in SUITE_DEVICES:
         raise ValueError(f"device must be \"cpu\" or \"gpu\", got {device!r}.")
+    operators = () if operator is None else (_measured_name(operator, sparse),)
     problem, sizes = _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name)
     chosen = list(backends) if backends is not None else [
         n for n, ok in _backends.availability().items() if ok]
@@ -117,7 +125,7 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
         out = Path(tempfile.mkdtemp(prefix=f"diffcompare-{problem.name}-"))
     try:
         table = _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
-                              progress, device)
+                              progress, device, operators)
     finally:
         if results_dir is None:                     # a temporary folder: leave nothing behind
             shutil.rmtree(out, ignore_errors=True)
@@ -142,8 +150,22 @@ def _refuse_a_folder_in_use(out: Path):
 _RUN_FILES = {"results.jsonl", "run.json", "results.jsonl.bak", "run.json.bak"}
 
 
+def _measured_name(operator, sparse) -> str:
+    """``compare``'s ``operator``/``sparse`` as a measured operator's name."""
+    from .problems import MEASURED_OPERATORS
+    from .runner.suite import SuiteError, check_operators
+
+    name = f"{operator}_sparse" if sparse else operator
+    if sparse and name not in MEASURED_OPERATORS:
+        raise ValueError(f"sparse=True is for the jacobian and the hessian, not {operator!r}.")
+    try:
+        return check_operators([name], "operator")[0]
+    except SuiteError as exc:
+        raise ValueError(str(exc)) from None
+
+
 def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s, progress,
-                  device):
+                  device, operators=()):
     from . import problems as _problems
     from . import results
 
@@ -152,26 +174,30 @@ def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
     previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
     _problems.register(problem, replace=True)      # so the suite's names check finds it
     try:
-        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress, device)
+        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress, device,
+             operators)
     finally:                                        # leave the catalog as it was
         if previous is not None:
             _problems.register(previous, replace=True)
         else:
             _problems.unregister(problem.name)
-    table = Comparison(results.load(out).cells)
+    loaded = results.load(out)
+    table = Comparison(loaded.cells)
     table.problem_name = problem.name
+    table.operators = loaded.operators()
     return table
 
 
 def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress,
-         device="cpu"):
+         device="cpu", operators=()):
     from .runner import run_suite
     from .runner.suite import GridBlock, Suite
 
     suite = Suite(name=f"compare-{problem.name}", grid=(GridBlock(
         problems=(problem.name,), backends=tuple(chosen), sizes=tuple(int(s) for s in sizes)),),
         timeout_s=float(timeout_s), problem_modules=(str(module),),
-        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device)
+        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device,
+        operators=tuple(operators))
     suite.validate()
     run_suite(suite, out, fresh=True, progress=progress, run_studies=False,
               setup_timeout_s=float(timeout_s))

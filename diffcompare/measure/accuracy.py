@@ -114,6 +114,25 @@ def _symbolic_supports(problem) -> bool:
 
 def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Reference:
     """The exact gradient (reverse accumulation over the SymPy DAG) at ``digits`` digits."""
+    gradient_at = exact_gradient_program(problem, inputs, cotangent)
+    values = [inputs[i] for i in problem.wrt]
+    point = [mpmath.mpf(float(v)) for a in values for v in np.asarray(a, dtype=np.float64).ravel()]
+    with mpmath.workdps(digits):
+        flat = gradient_at(point)
+    out_values, k = [], 0
+    for a in values:
+        n = int(np.size(a))
+        arr = np.empty(n, dtype=object)
+        arr[:] = flat[k:k + n]
+        out_values.append(arr.reshape(np.shape(a)))
+        k += n
+    return Reference(tuple(out_values), SYMBOLIC_LABEL, digits)
+
+
+def exact_gradient_program(problem, inputs, cotangent=None):
+    """``gradient_at(point) -> [mpf]``: the exact gradient program (reverse accumulation over
+    the SymPy DAG; a VJP with ``cotangent``), evaluated in mpmath at the working precision at
+    any flat point of mpf values.  Raises ``NotImplementedError`` past ``MAX_DAG_EDGES``."""
     import sympy
 
     from ..backends.sympy_dag import dag_edges, reverse_program
@@ -129,21 +148,14 @@ def symbolic_reference(problem, inputs, cotangent, digits: int = DIGITS) -> Refe
     if cotangent is not None:
         seeds = [sympy.Rational(float(c)) for c in np.asarray(cotangent, dtype=np.float64).ravel()]
     program = reverse_program(outputs, sym.wrt_flat, seeds=seeds)
-    values = [inputs[i] for i in problem.wrt]
-    point = [mpmath.mpf(float(v)) for a in values for v in np.asarray(a, dtype=np.float64).ravel()]
-    with mpmath.workdps(digits):
+
+    def gradient_at(point):
         env = dict(zip(sym.wrt_flat, point))
         for s, rhs in program.assignments:
             env[s] = _mp_eval(rhs, env)
-        flat = [mpmath.mpf(_mp_eval(g, env)) for g in program.gradient]
-    out_values, k = [], 0
-    for a in values:
-        n = int(np.size(a))
-        arr = np.empty(n, dtype=object)
-        arr[:] = flat[k:k + n]
-        out_values.append(arr.reshape(np.shape(a)))
-        k += n
-    return Reference(tuple(out_values), SYMBOLIC_LABEL, digits)
+        return [mpmath.mpf(_mp_eval(g, env)) for g in program.gradient]
+
+    return gradient_at
 
 
 def _mp_eval(expr, env):
@@ -246,23 +258,96 @@ def agreement_reference(problem, inputs, cotangent, why_not_extended=None) -> Re
     return Reference(tuple(np.asarray(v, dtype=np.float64) for v in base), label, 15)
 
 
-def product_accuracy(problem, product, values, size, seed, cache_dir=None) -> tuple:
-    """``(errors, label)`` of derivative ``product`` (``problems.PRODUCTS``) against a reference
-    computed apart from the method judged: the problem's exact value where it gives one
-    (``problem.exact_products``, e.g. k-means' Hessian diagonal, 2 × the cluster counts);
-    for a Jacobian J, the VJP cᵀJ with the problem's cotangent against the reference VJP
-    (``reference_gradient``; a wrong entry J_ij shows in column j, as c_i times its error);
-    else ``(None, "not-measured: ...")``."""
-    exact = problem.exact_products.get(product)
+#: a Hessian's reference has every column up to this many inputs, else this many seeded ones
+HESSIAN_REFERENCE_COLUMNS = 64
+HESSIAN_SAMPLED_COLUMNS = 8
+#: the step of the Hessian reference's central differences, taken at 2 × DIGITS digits: its
+#: truncation (h²) and cancellation (10^-2·DIGITS / h) errors are both far below float64's
+HESSIAN_REFERENCE_STEP = "1e-25"
+
+
+def operator_accuracy(problem, operator, result, size, seed, cache_dir=None,
+                      tangent=None) -> tuple:
+    """``(errors, label)`` of a measured operator's ``result`` (``problems.MEASURED_OPERATORS``;
+    a flat-layout ndarray or a sparse operator, judged whole, its structural zeros too)
+    against a reference computed apart from the method judged:
+
+    - the problem's exact value where it gives one (``problem.exact_operators``, e.g.
+      k-means' Hessian diagonal, 2 × the cluster counts);
+    - a Jacobian J (dense or sparse): the VJP cᵀJ with the problem's cotangent against the
+      reference VJP (``reference_gradient``; a wrong entry J_ij shows in column j, as c_i
+      times its error);
+    - a Hessian H (dense or sparse) or its diagonal (every column up to ``HESSIAN_REFERENCE_COLUMNS`` inputs,
+      else ``HESSIAN_SAMPLED_COLUMNS`` seeded ones) and H v: central differences of the exact
+      gradient program (:func:`exact_gradient_program`) in mpmath at 100 digits with step
+      ``HESSIAN_REFERENCE_STEP`` -- exact to far beyond float64, and none of the methods;
+    - else ``(None, "not-measured: ...")``."""
+    dense = _dense(result)
+    exact = problem.exact_operators.get(operator)
     if exact is not None:
-        reference = tuple(np.asarray(r, dtype=np.float64) for r in exact(*problem.inputs(size, seed)))
-        return errors(values, reference), f"exact {product} from the inputs ({exact.__name__})"
-    if product == "jacobian":
+        reference = _flat(exact(*problem.inputs(size, seed)))
+        return (errors((dense.reshape(-1),), (reference,)),
+                f"exact {operator} from the inputs ({exact.__name__})")
+    if operator.startswith("jacobian"):
         reference = reference_gradient(problem, size, seed, cache_dir=cache_dir)
-        c = problem.cotangent(size, seed)
-        vjp = tuple(np.tensordot(c, np.asarray(j, dtype=np.float64), axes=c.ndim) for j in values)
-        return errors(vjp, reference.values), f"cᵀJ against the reference VJP: {reference.label}"
-    return None, f"not-measured: problem {problem.name!r} gives no exact {product}"
+        c = np.asarray(problem.cotangent(size, seed), dtype=np.float64).reshape(-1)
+        return (errors((c @ dense,), (_flat(reference.values),)),
+                f"cᵀJ against the reference VJP: {reference.label}")
+    if operator.startswith("hessian") or operator == "hvp":
+        try:
+            return _hessian_accuracy(problem, operator, dense, size, seed, tangent)
+        except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, OverBudget) as exc:
+            return None, f"not-measured: no exact gradient program for a Hessian reference ({exc})"
+    return None, f"not-measured: problem {problem.name!r} gives no exact {operator}"
+
+
+def _hessian_accuracy(problem, operator, dense, size, seed, tangent) -> tuple:
+    inputs = problem.inputs(size, seed)
+    if not _symbolic_supports(problem):
+        raise NotImplementedError("SymPy does not take this problem")
+    with time_budget(SYMBOLIC_BUDGET_S):
+        gradient_at = exact_gradient_program(problem, inputs)
+        x = [mpmath.mpf(float(v)) for v in _flat(tuple(inputs[i] for i in problem.wrt))]
+        n = len(x)
+        with mpmath.workdps(2 * DIGITS):
+            h = mpmath.mpf(HESSIAN_REFERENCE_STEP)
+
+            def along(v):           # H v = (∇f(x + h v) - ∇f(x - h v)) / 2h
+                up = gradient_at([a + h * b for a, b in zip(x, v)])
+                down = gradient_at([a - h * b for a, b in zip(x, v)])
+                return np.array([(u - d) / (2 * h) for u, d in zip(up, down)], dtype=object)
+
+            if operator == "hvp":
+                v = [mpmath.mpf(float(t)) for t in tangent]
+                return (errors((dense,), (along(v),)),
+                        f"H v by central differences (h = {HESSIAN_REFERENCE_STEP}) of the exact "
+                        f"gradient program at {2 * DIGITS} digits")
+            columns = (range(n) if n <= HESSIAN_REFERENCE_COLUMNS else sorted(
+                np.random.default_rng(seed).choice(n, HESSIAN_SAMPLED_COLUMNS, replace=False)))
+            eye = np.eye(n)
+            reference = [along([mpmath.mpf(e) for e in eye[j]]) for j in columns]
+    if operator == "hessian_diagonal":      # H_jj: the j-th entry of column j
+        picked, reference = [dense[list(columns)]], [np.array([r[j] for r, j in
+                                                               zip(reference, columns)])]
+    else:
+        picked = [dense[:, j] for j in columns]
+    which = "every column" if n <= HESSIAN_REFERENCE_COLUMNS else \
+        f"{HESSIAN_SAMPLED_COLUMNS} seeded columns of {n}"
+    return (errors(tuple(picked), tuple(reference)),
+            f"{which} by central differences (h = {HESSIAN_REFERENCE_STEP}) of the exact "
+            f"gradient program at {2 * DIGITS} digits")
+
+
+def _dense(result) -> np.ndarray:
+    """A result as a dense float64 array (a sparse operator's matrix densified)."""
+    matrix = getattr(result, "matrix", result)
+    return np.asarray(matrix.toarray() if hasattr(matrix, "toarray") else matrix, dtype=np.float64)
+
+
+def _flat(values) -> np.ndarray:
+    """Arrays (one per differentiated argument) as one flat array, dtype kept (mpf objects)."""
+    parts = [np.asarray(v).reshape(-1) for v in values]
+    return np.concatenate(parts) if parts else np.zeros(0)
 
 
 def errors(grads, reference) -> dict:

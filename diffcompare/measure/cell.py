@@ -9,13 +9,18 @@
 - ``gradient``: one gradient (a VJP for vector outputs), timed, its peak memory
   with the source named, function evaluations per gradient, and its error
   against the high-precision reference;
-- then one row per derivative product the problem declares (``problem.products``:
-  ``jacobian``, ``hessian_diagonal``), its phase named after it: timed and measured
-  as the gradient is, its error against a reference computed apart from the method
-  (``accuracy.product_accuracy``), one-off work on its first call (JAX compiles it)
-  kept in ``extra``.  A product the backend does not compute gives its row status
-  ``unsupported`` with the reason, one that raises an ``error`` row: the other rows
-  stand either way, and the cell's status stays the gradient's.
+- then one row per derivative operator the problem declares (``problem.operators``) or the
+  run asks for (``options["operators"]``: ``diffcompare run --operators``), its phase named
+  after it (``problems.MEASURED_OPERATORS``), computed through
+  :mod:`diffcompare.operators.measured`: its prepare phase timed apart
+  (``extra["prepare_s"]``, ``extra["how"]``), then evaluations timed and measured as the
+  gradient is, the error against a reference computed apart from the method
+  (``accuracy.operator_accuracy``, named in ``reference``); the sparse ones add their
+  colours, colour lower bound, passes, pattern nonzeros, mode, detect and colour seconds
+  and over-approximated ops to ``extra``.  An operator the method does not compute (or
+  one for the other kind of output) gives its row status ``unsupported`` with the reason,
+  one that raises an ``error`` row: the other rows stand either way, and the cell's status
+  stays the gradient's.
 
 Function and gradient rows record ``compute_dtype``, the dtype of the function's
 value as the method computed it (a float32 cell of a method that upcasts says
@@ -56,6 +61,7 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     options = dict(options or {})
     timing_opts = {k: options.pop(k) for k in ("min_sample_s", "samples") if k in options}
     cache_dir = options.pop("cache_dir", None)
+    run_operators = tuple(options.pop("operators", ()))
     problem = problems.get(problem_name)
     backend = backends.get(backend_name, **options.pop("backend_options", {}))
     base = dict(problem=problem_name, size=size, seed=seed, backend=backend_name,
@@ -133,37 +139,39 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
               error_rel=errors["rel"], error_rho=errors["rho"], reference=reference.label,
               device=ran_on(prepared), extra=_jsonable(extra))
 
-    for product in problem.products:
-        yield row(product, **_product_fields(backend, prepared, product, inputs, value.shape,
-                                             size, seed, timing_opts, cache_dir))
+    for name in cell_operators(problem, run_operators):
+        yield row(name, **_operator_fields(backend, prepared, name, inputs, size, seed,
+                                           timing_opts, cache_dir))
 
 
-def _product_fields(backend, prepared, product, inputs, output_shape, size, seed, timing_opts,
-                    cache_dir) -> dict:
-    """The row fields of derivative ``product``: measured as the gradient is, or the status
-    ``unsupported``/``error`` with the reason (a product's failure is its own row's)."""
+def cell_operators(problem, run_operators=()) -> tuple:
+    """The operators a cell measures: the problem's own, then the run's others, once each."""
+    return tuple(dict.fromkeys((*problem.operators, *run_operators)))
+
+
+def _operator_fields(backend, prepared, name, inputs, size, seed, timing_opts,
+                     cache_dir) -> dict:
+    """The row fields of measured operator ``name``: its prepare timed once, its evaluation
+    measured as the gradient is, or the status ``unsupported``/``error`` with the reason (an
+    operator's failure is its own row's)."""
+    from ..operators import measured
+
     problem = prepared.problem
-    support = backend.supports_product(problem, product, inputs)
-    if not support:
-        return dict(status="unsupported", message=support.reason)
     try:
-        before = prepared.evaluations
+        op = measured.prepare(name, problem, inputs, backend.name, seed)
         device = _gpu_device(prepared)
-        values, first_s, gpu_peak = _first_call(
-            lambda: backends.checked_product(backend, prepared, inputs, product, output_shape), device)
-        evaluations = prepared.evaluations - before
-        errors, reference = accuracy.product_accuracy(problem, product, values, size, seed,
-                                                      cache_dir=cache_dir)
-        call, _ = backend.timed_product(prepared, inputs, product)
-        peak, source, cross_check = _peak(backend, call, device, gpu_peak)
+        result, first_s, gpu_peak = _first_call(op.evaluate, device)
+        errors, reference = accuracy.operator_accuracy(problem, name, result, size, seed,
+                                                       cache_dir=cache_dir, tangent=op.tangent)
+        peak, source, cross_check = _peak(backend, op.evaluate, device, gpu_peak)
         opts = dict(timing_opts)
-        if first_s > SLOW_PRODUCT_S:      # a slow product: fewer samples keep the cell short
-            opts["samples"] = min(int(opts.get("samples", 7)), SLOW_PRODUCT_SAMPLES)
+        if first_s > SLOW_OPERATOR_S:     # a slow operator: fewer samples keep the cell short
+            opts["samples"] = min(int(opts.get("samples", 7)), SLOW_OPERATOR_SAMPLES)
             opts["warmup"] = 0            # the first call above was the warm-up
-        t = time_call(call, **opts)
-    except UnsupportedError as exc:       # a declared limit hit while computing it
+        t = time_call(op.evaluate, **opts)
+    except UnsupportedError as exc:       # no native way, the other output kind, a declared limit
         return dict(status="unsupported", message=exc.reason)
-    except Exception as exc:              # noqa: BLE001 -- the product's own row says what failed
+    except Exception as exc:              # noqa: BLE001 -- the operator's own row says what failed
         import traceback
 
         tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
@@ -171,20 +179,21 @@ def _product_fields(backend, prepared, product, inputs, output_shape, size, seed
         message = exc.detail if isinstance(exc, BackendError) else f"{type(exc).__name__}: {exc}"
         return dict(status="error", message=message,
                     extra={"exception": type(exc).__name__, "traceback": tb[-4000:]})
-    extra = {"first_call_s": first_s, **cross_check}
-    if f"{product}_compile_seconds" in prepared.info:
-        extra["compile_seconds"] = prepared.info[f"{product}_compile_seconds"]
-    return dict(status="ok", **_timing_fields(t), evaluations=evaluations, peak_bytes=peak,
+    extra = {"how": op.how, "prepare_s": op.prepare_s, "first_call_s": first_s, **op.extra,
+             **cross_check}
+    if hasattr(result, "passes"):
+        extra["passes"] = int(result.passes)
+    return dict(status="ok", **_timing_fields(t), peak_bytes=peak,
                 memory_source=source, error_rel=None if errors is None else errors["rel"],
                 error_rho=None if errors is None else errors["rho"], reference=reference,
                 device=ran_on(prepared), extra=_jsonable(extra))
 
 
-#: A product whose first call takes longer than this many seconds is timed with at most
-#: ``SLOW_PRODUCT_SAMPLES`` samples (each one call), so a dense Jacobian cannot take a
+#: An operator whose first evaluation takes longer than this many seconds is timed with at
+#: most ``SLOW_OPERATOR_SAMPLES`` samples (each one call), so a dense Jacobian cannot take a
 #: cell near its time limit.
-SLOW_PRODUCT_S = 0.5
-SLOW_PRODUCT_SAMPLES = 3
+SLOW_OPERATOR_S = 0.5
+SLOW_OPERATOR_SAMPLES = 3
 
 
 def prepare_group(problem_name, size, seed, dtype="float64", options=None, backend_names=()):

@@ -206,6 +206,11 @@ def _sparse_route(operator, fn, inputs, method, wrt):
     """``sparse=True``: detect, colour, compress and decompress
     (:mod:`diffcompare.operators.sparse`); a :class:`~.sparse.SparseOperator` back, its
     ``matrix`` a SciPy sparse array with the colouring it used."""
+    return getattr(sparse_module(operator, method), operator)(fn, inputs, method=method, wrt=wrt)
+
+
+def sparse_module(operator, method):
+    """:mod:`diffcompare.operators.sparse`, or ``OperatorUnsupported`` saying what to install."""
     try:
         from . import sparse
         import networkx  # noqa: F401 -- colouring's other orderings; fail here, not midway
@@ -214,7 +219,7 @@ def _sparse_route(operator, fn, inputs, method, wrt):
             operator, method, f"sparse operators need SciPy and networkx ({exc.name} is "
             "missing): pip install 'diffcompare[sparse]'; or sparse=False for the dense "
             "matrix") from None
-    return getattr(sparse, operator)(fn, inputs, method=method, wrt=wrt)
+    return sparse
 
 
 def __getattr__(name):
@@ -265,11 +270,11 @@ def _fit(operator, fn_or_problem, inputs, wrt):
             raise ValueError(f"{operator} needs a scalar function; {problem.name!r} returns shape "
                              f"{out_shape}: use jacobian, pullback or pushforward.")
         problem = dataclasses.replace(problem, tags=frozenset(tags), make_cotangent=None,
-                                      products=(), exact_products={})
+                                      operators=(), exact_operators={})
     else:
         problem = dataclasses.replace(problem, tags=frozenset(tags | {"vector-output"}),
                                       make_cotangent=lambda size, seed: np.ones(out_shape),
-                                      products=(), exact_products={})
+                                      operators=(), exact_operators={})
     return problem, args, layout
 
 

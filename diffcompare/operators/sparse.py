@@ -60,9 +60,39 @@ class SparseOperator:
         return self.detect_s + self.colour_s
 
 
+@dataclasses.dataclass
+class SparsePrepared:
+    """The prepare phase of a sparse operator: the ``pattern`` (detected in ``detect_s``), its
+    ``colouring`` (``colour_s``), the ``mode`` chosen and the method's product prepared
+    (``prepare_s`` counts all three); ``evaluate()`` runs the compressed products and
+    decompresses them: a :class:`SparseOperator`."""
+
+    operator: str
+    method: str
+    pattern: object
+    colouring: object
+    mode: str
+    detect_s: float
+    colour_s: float
+    prepare_s: float
+    _compress: object = dataclasses.field(repr=False)
+
+    def evaluate(self) -> SparseOperator:
+        result = self._compress()
+        return SparseOperator(self.operator, self.method, result.matrix, self.pattern,
+                              result.colouring, self.mode, result.passes, self.detect_s,
+                              self.colour_s, result.seconds)
+
+
 def jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto",
              ordering: str = "largest_first") -> SparseOperator:
     """The Jacobian of ``fn`` at ``inputs`` as a sparse matrix, by ``method``'s products."""
+    return prepare_jacobian(fn, inputs, method, wrt, mode, ordering).evaluate()
+
+
+def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto",
+                     ordering: str = "largest_first") -> SparsePrepared:
+    """:func:`jacobian`'s prepare phase: detect, colour, choose the direction."""
     from . import _fit, prepare
     from .colouring import colour_columns, colour_rows
     from .coloured import jacobian_fd, jacobian_forward, jacobian_reverse
@@ -71,6 +101,7 @@ def jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}.")
+    started = time.perf_counter()
     problem, args, layout = _fit("jacobian", fn, inputs, wrt)
     pattern = jacobian_pattern(problem.fn, args, problem.wrt)
     t0 = time.perf_counter()
@@ -83,10 +114,12 @@ def jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto
             call = [given.get(i, a) for i, a in enumerate(args)]
             return np.asarray(problem.fn(np, *call), dtype=np.float64).ravel()
 
-        result = jacobian_fd(f_flat, layout.concat([args[i] for i in problem.wrt]), pattern,
-                             colouring, scheme=FD_SCHEMES[method])
-        return _done("jacobian", method, result, pattern, f"{FD_SCHEMES[method]} differences",
-                     pattern.seconds, colour_s)
+        x0 = layout.concat([args[i] for i in problem.wrt])
+        return SparsePrepared("jacobian", method, pattern, colouring,
+                              f"{FD_SCHEMES[method]} differences", pattern.seconds, colour_s,
+                              time.perf_counter() - started,
+                              lambda: jacobian_fd(f_flat, x0, pattern, colouring,
+                                                  scheme=FD_SCHEMES[method]))
     has = {d: isinstance(TABLE[p].get(method), Native)
            for d, p in (("forward", "pushforward"), ("reverse", "pullback"))}
     if mode != "auto" and not has[mode]:
@@ -104,18 +137,25 @@ def jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto
     colour_s = time.perf_counter() - t0
     if forward:
         jvp = prepare("pushforward", problem, args, method)
-        result = jacobian_forward(lambda v: jvp.evaluate(args, v), pattern, columns)
+        compress = lambda: jacobian_forward(lambda v: jvp.evaluate(args, v), pattern, columns)  # noqa: E731
     else:
         vjp = prepare("pullback", problem, args, method)
-        result = jacobian_reverse(lambda u: vjp.evaluate(args, u), pattern, rows)
-    return _done("jacobian", method, result, pattern, "forward" if forward else "reverse",
-                 pattern.seconds, colour_s)
+        compress = lambda: jacobian_reverse(lambda u: vjp.evaluate(args, u), pattern, rows)  # noqa: E731
+    return SparsePrepared("jacobian", method, pattern, columns if forward else rows,
+                          "forward" if forward else "reverse", pattern.seconds, colour_s,
+                          time.perf_counter() - started, compress)
 
 
 def hessian(fn, inputs, method: str = "engine", wrt=None, mode: str = "auto",
             ordering: str = "largest_first") -> SparseOperator:
     """The Hessian of scalar ``fn`` at ``inputs`` as a sparse matrix: one Hessian-vector
     product on ``method`` per colour of the symmetric pattern's columns."""
+    return prepare_hessian(fn, inputs, method, wrt, mode, ordering).evaluate()
+
+
+def prepare_hessian(fn, inputs, method: str = "engine", wrt=None, mode: str = "auto",
+                    ordering: str = "largest_first") -> SparsePrepared:
+    """:func:`hessian`'s prepare phase: detect, colour, prepare the method's HVP."""
     from . import _fit, prepare
     from .colouring import colour_hessian
     from .coloured import hessian_forward_over_reverse
@@ -123,19 +163,18 @@ def hessian(fn, inputs, method: str = "engine", wrt=None, mode: str = "auto",
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}.")
+    started = time.perf_counter()
     problem, args, _ = _fit("hessian", fn, inputs, wrt)
     pattern = hessian_pattern(problem.fn, args, problem.wrt)
     t0 = time.perf_counter()
     colouring = colour_hessian(pattern, ordering)
     colour_s = time.perf_counter() - t0
     hvp = prepare("hvp", problem, args, method)
-    result = hessian_forward_over_reverse(lambda v: hvp.evaluate(args, v), pattern, colouring)
-    return _done("hessian", method, result, pattern, hvp.how, pattern.seconds, colour_s)
+    return SparsePrepared("hessian", method, pattern, colouring, hvp.how, pattern.seconds,
+                          colour_s, time.perf_counter() - started,
+                          lambda: hessian_forward_over_reverse(lambda v: hvp.evaluate(args, v),
+                                                               pattern, colouring))
 
 
-def _done(operator, method, result, pattern, mode, detect_s, colour_s) -> SparseOperator:
-    return SparseOperator(operator, method, result.matrix, pattern, result.colouring, mode,
-                          result.passes, detect_s, colour_s, result.seconds)
-
-
-__all__ = ["SparseOperator", "jacobian", "hessian", "FD_SCHEMES", "MODES"]
+__all__ = ["SparseOperator", "SparsePrepared", "jacobian", "hessian", "prepare_jacobian",
+           "prepare_hessian", "FD_SCHEMES", "MODES"]

@@ -14,7 +14,7 @@ Add your own in a few lines::
 """
 from __future__ import annotations
 
-from .problem import PRODUCTS, TAGS, Problem
+from .problem import MEASURED_OPERATORS, TAGS, Problem
 
 _REGISTRY: dict[str, Problem] = {}
 
@@ -56,4 +56,4 @@ def _load_catalog():
     from . import catalog  # noqa: F401  (registers the shipped problems on import)
 
 
-__all__ = ["Problem", "TAGS", "PRODUCTS", "register", "unregister", "get", "all_problems"]
+__all__ = ["Problem", "TAGS", "MEASURED_OPERATORS", "register", "unregister", "get", "all_problems"]

@@ -7,9 +7,9 @@ torch's; the names it may use are the ``xp`` contract (``diffcompare.problems.co
 ``make_inputs(size, seed)`` returns the float64 arguments; ``wrt`` says which
 of them are differentiated.  A vector-valued ``fn`` is differentiated through a
 vector-Jacobian product with the cotangent from ``make_cotangent`` (seed 002's
-``y.backward(gradient)``).  ``products`` names the derivative products the problem is
-benchmarked on beyond the gradient (``PRODUCTS``: bundle adjustment's full Jacobian,
-k-means' Hessian diagonal), and ``exact_products`` may give their exact values.
+``y.backward(gradient)``).  ``operators`` names the derivative operators the problem is
+benchmarked on beyond the gradient (``MEASURED_OPERATORS``: bundle adjustment's full Jacobian,
+k-means' Hessian diagonal), and ``exact_operators`` may give their exact values.
 
 >>> import numpy as np
 >>> p = Problem(
@@ -37,12 +37,19 @@ TAGS = frozenset({"smooth", "nonsmooth", "vector-output", "loop", "seed", "matri
                   "large-expression",  # millions of scalar terms at every size: no symbolic expansion
                   })
 
-#: Derivative products a problem may be benchmarked on beyond its gradient (VJP), each
-#: measured as a phase of its own (``diffcompare.measure.cell``).  Per differentiated
-#: argument ``a``, a backend returns:
-PRODUCTS = {
-    "jacobian": "the full Jacobian of a vector output: an array of shape out.shape + a.shape",
-    "hessian_diagonal": "the diagonal of a scalar function's Hessian: an array of a's shape",
+#: The derivative operators a benchmark cell may measure beyond the gradient (VJP), each a
+#: phase (and row) of its own named after it (``diffcompare.measure.cell``), computed through
+#: :mod:`diffcompare.operators` (``diffcompare.operators.measured``): name -> (the output it
+#: needs, "vector" or "scalar"; what is measured).  A problem declares some in ``operators``;
+#: a run adds more (``diffcompare run --operators``, a suite's ``operators``).
+MEASURED_OPERATORS = {
+    "jacobian": ("vector", "the dense Jacobian J (m × n) of a vector output"),
+    "jacobian_sparse": ("vector", "J as a sparse matrix: pattern detected on the engine, "
+                                  "coloured, one compressed product per colour"),
+    "hessian": ("scalar", "the dense Hessian H (n × n) of a scalar function"),
+    "hessian_sparse": ("scalar", "H as a sparse matrix: symmetric colouring, one HVP per colour"),
+    "hvp": ("scalar", "H v for a seeded standard-normal tangent v"),
+    "hessian_diagonal": ("scalar", "the diagonal of H (the backend's own, where it has one)"),
 }
 
 
@@ -57,10 +64,11 @@ class Problem:
     tags: frozenset = frozenset({"smooth"})
     make_cotangent: Callable | None = None   # (size, seed) -> array, for vector outputs
     size_meaning: str = "n"            # what `size` counts, for tables ("n", "batch", "k steps")
-    products: tuple = ()               # derivative products measured beyond the gradient (PRODUCTS)
-    #: exact values of some of ``products`` from the inputs, a reference for their accuracy:
-    #: ``{product: fn(*inputs) -> tuple of arrays, one per differentiated argument}``
-    exact_products: dict = dataclasses.field(default_factory=dict, compare=False, hash=False)
+    operators: tuple = ()              # derivative operators measured beyond the gradient
+    #: exact values of some of ``operators`` from the inputs, a reference for their accuracy:
+    #: ``{operator: fn(*inputs) -> tuple of arrays, one per differentiated argument}`` (for
+    #: hessian_diagonal; a matrix operator gives one array, its flat-layout matrix)
+    exact_operators: dict = dataclasses.field(default_factory=dict, compare=False, hash=False)
 
     def __post_init__(self):
         if not self.name or not self.name.replace("_", "").replace("-", "").isalnum():
@@ -75,25 +83,23 @@ class Problem:
         if self.vector_output and self.make_cotangent is None:
             raise ValueError(f"problem {self.name!r} is tagged vector-output: give make_cotangent.")
         self._check_wrt()
-        self._check_products()
+        self._check_operators()
 
-    def _check_products(self):
-        products = (self.products,) if isinstance(self.products, str) else tuple(self.products)
-        object.__setattr__(self, "products", products)
-        unknown = [p for p in products if p not in PRODUCTS]
+    def _check_operators(self):
+        ops = (self.operators,) if isinstance(self.operators, str) else tuple(self.operators)
+        object.__setattr__(self, "operators", ops)
+        unknown = [p for p in ops if p not in MEASURED_OPERATORS]
         if unknown:
-            raise ValueError(f"problem {self.name!r}: unknown derivative product {unknown[0]!r}; "
-                             f"use some of {sorted(PRODUCTS)}.")
-        if "jacobian" in products and not self.vector_output:
-            raise ValueError(f"problem {self.name!r}: a 'jacobian' product needs a vector output "
-                             "(tag 'vector-output'); a scalar function's Jacobian is its gradient.")
-        if "hessian_diagonal" in products and self.vector_output:
-            raise ValueError(f"problem {self.name!r}: a 'hessian_diagonal' product needs a scalar "
-                             "output; this one is tagged 'vector-output'.")
-        stray = [p for p in self.exact_products if p not in products]
+            raise ValueError(f"problem {self.name!r}: unknown operator {unknown[0]!r}; "
+                             f"use some of {sorted(MEASURED_OPERATORS)}.")
+        for op in ops:
+            why = operator_mismatch(op, self)
+            if why:
+                raise ValueError(f"problem {self.name!r}: {why}.")
+        stray = [p for p in self.exact_operators if p not in ops]
         if stray:
-            raise ValueError(f"problem {self.name!r}: exact_products names {stray[0]!r}, which is "
-                             f"not among its products {list(products)}; add it to products.")
+            raise ValueError(f"problem {self.name!r}: exact_operators names {stray[0]!r}, which "
+                             f"is not among its operators {list(ops)}; add it to operators.")
 
     def _check_wrt(self):
         """``wrt`` must name arguments ``fn(xp, *args)`` has (when its signature says how many)."""
@@ -157,3 +163,19 @@ class Problem:
         """Number of differentiated scalars at ``size``."""
         args = self.inputs(size, seed)
         return int(sum(np.size(args[i]) for i in self.wrt))
+
+
+def operator_mismatch(operator: str, problem) -> str | None:
+    """Why ``operator`` (``MEASURED_OPERATORS``) does not apply to ``problem``'s output, or None.
+
+    >>> square = Problem("sq", lambda xp, x: xp.sum(x * x), lambda n, s: (np.ones(n),), "Σ x²")
+    >>> operator_mismatch("jacobian", square)
+    "'jacobian' needs a vector output (tag 'vector-output'); a scalar function's Jacobian is its gradient"
+    """
+    needs = MEASURED_OPERATORS[operator][0]
+    if needs == "vector" and not problem.vector_output:
+        return (f"{operator!r} needs a vector output (tag 'vector-output'); a scalar "
+                "function's Jacobian is its gradient")
+    if needs == "scalar" and problem.vector_output:
+        return f"{operator!r} needs a scalar output; this one is tagged 'vector-output'"
+    return None

@@ -11,12 +11,14 @@ from pathlib import Path
 
 from . import data as _data
 from .html import code, join
-from .sections import Section, accuracy, answers, environment, memory, overview, seeds, speed
+from .sections import (Section, accuracy, answers, environment, memory, operators, overview,
+                       seeds, speed)
 
 #: The sections, in page order: (id, builder). Answers first, then the seed questions, then
 #: the evidence (what ran, accuracy, speed, memory), then the machine.
 SECTIONS = (("answers", answers.build), ("seeds", seeds.build), ("overview", overview.build),
-            ("accuracy", accuracy.build), ("speed", speed.build), ("memory", memory.build),
+            ("accuracy", accuracy.build), ("speed", speed.build), ("operators", operators.build),
+            ("memory", memory.build),
             ("environment", environment.build))
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .catalog import EXACT_FAMILIES, FD_FAMILY, is_exact
 from .cells import (CELL, CELLS_TABLE_COLUMNS, backend_order, cells_table, family_of,
-                    median_over_seeds, problem_info, problem_order, products_table)
+                    median_over_seeds, problem_info, problem_order, operators_table)
 from .exports import export
 from .folder import (ResultsError, ResultsLocked, load_results, read_catalog, read_run,
                      rejected_lines)
@@ -81,9 +81,9 @@ class Results:
         cells = self.cells if dtype is None else self.cells[self.cells["dtype"] == dtype]
         return median_over_seeds(cells)
 
-    def products(self):
-        """The derivative products measured beyond the gradient (:func:`.cells.products_table`)."""
-        return products_table(self.rows)
+    def operators(self):
+        """The derivative operators measured beyond the gradient (:func:`.cells.operators_table`)."""
+        return operators_table(self.rows)
 
     def winners(self, **kwargs):
         """:func:`.winners.winners` over this folder's cells."""
@@ -127,7 +127,7 @@ def parse_time(value):
     return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
 
 
-__all__ = ["Results", "load", "winners", "cells_table", "products_table", "median_over_seeds", "read_studies", "Study",
+__all__ = ["Results", "load", "winners", "cells_table", "operators_table", "median_over_seeds", "read_studies", "Study",
            "load_results", "read_run", "read_catalog", "export", "ResultsError", "ResultsLocked",
            "STATUSES", "CELL_STATUSES", "READER_STATUSES", "FAULT_STATUSES", "STUDY_STATUSES",
            "KEY_COLUMNS", "CELL_COLUMNS", "COLUMN_NAMES", "CELL", "CELLS_TABLE_COLUMNS", "CRITERIA",

@@ -31,7 +31,7 @@ def describe_problem(problem) -> dict:
     return {"description": problem.description, "tags": sorted(problem.tags),
             "size_meaning": problem.size_meaning, "smooth": problem.smooth,
             "sizes": [int(s) for s in problem.sizes], "vector_output": problem.vector_output,
-            "products": list(getattr(problem, "products", ()))}
+            "operators": list(getattr(problem, "operators", ()))}
 
 
 def describe_backend(name: str) -> dict:
@@ -56,4 +56,19 @@ def snapshot(groups) -> dict:
     backend_names = list(dict.fromkeys(b.name for g in groups for b in g.backends))
     return {"problems": {n: describe_problem(problems.get(n)) for n in names},
             "backends": {n: describe_backend(n) for n in backend_names},
+            "operator_capabilities": operator_capabilities(backend_names),
             "planned_cells": [list(g.cell_key(b.name)) for g in groups for b in g.backends]}
+
+
+def operator_capabilities(backend_names) -> dict:
+    """``{operator: {method: "native: <how>" | "unsupported: <why>"}}`` of the run's methods
+    (:func:`diffcompare.operators.capabilities`), so a report reads it from the folder.
+
+    >>> operator_capabilities(["torch"])["hvp"]["torch"]
+    'native: double backward (torch.autograd.grad, create_graph)'
+    """
+    from .. import operators
+
+    table = operators.capabilities()
+    known = [b for b in backend_names if b in table.columns]
+    return {op: {m: table.at[op, m] for m in known} for op in table.index}

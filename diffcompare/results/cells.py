@@ -34,7 +34,7 @@ import numpy as np
 
 from .catalog import is_exact
 from .folder import finished_cells
-from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, PRODUCT_PHASES, READER_STATUSES
+from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, OPERATOR_PHASES, READER_STATUSES
 from .trust import timing_flags
 
 CELL = list(CELL_COLUMNS)
@@ -275,37 +275,84 @@ def _timing_conditions(rows):
     return out.groupby(CELL, as_index=False, sort=False, dropna=False).agg(columns)
 
 
-#: Columns of :func:`products_table`.
-PRODUCTS_TABLE_COLUMNS = CELL + ["product", "status", "message", "product_s", "gradient_s",
-                                 "ratio", "error_rho", "reference", "peak_bytes"]
+#: The operators table (:func:`operators_table`), column by column: ``name -> (unit, meaning)``.
+OPERATORS_TABLE_DOCS = {
+    **{c: CELLS_TABLE_DOCS[c] for c in CELL},
+    "operator": ("", "The measured operator (`diffcompare.problems.MEASURED_OPERATORS`): "
+                 "`jacobian`, `jacobian_sparse`, `hessian`, `hessian_sparse`, `hvp` or "
+                 "`hessian_diagonal`; its phase rows are named after it."),
+    "status": ("", "The operator row's own status (never the cell's): `ok`, `unsupported` (the "
+               "method has no native way, or the operator needs the other kind of output), "
+               "`error`, ..."),
+    "message": ("", "Why the status is not ok (the method's reason, the exception)."),
+    "how": ("", "How the method computed it (`diffcompare.operators.capabilities()`'s words; "
+            "the sparse ones: mode and colours)."),
+    "prepare_s": ("s", "Seconds of the operator's prepare phase, once: the method's preparation "
+                  "(tracing, compiling, deriving) and, for a sparse operator, detecting and "
+                  "colouring the pattern."),
+    "evaluate_s": ("s", "Median seconds of one evaluation after preparation (a sparse one: its "
+                   "compressed products and the decompression)."),
+    "gradient_s": ("s", "Median seconds of the same cell's gradient, for scale."),
+    "ratio": ("1 (ratio)", "evaluate_s ÷ gradient_s."),
+    "peak_bytes": ("bytes", "Peak memory of one evaluation."),
+    "error_rho": ("1 (ratio)", "Largest rho error against `reference`."),
+    "reference": ("", "What the error is measured against: an exact value from the inputs, cᵀJ "
+                  "against the reference VJP for a Jacobian, central differences of the exact "
+                  "gradient program at 100 digits for a Hessian (its columns) or H v."),
+    "colours": ("count", "Sparse operators: colours of the pattern used (compressed products)."),
+    "colour_lower_bound": ("count", "Sparse operators: the most nonzeros in one row (column) of the "
+                           "pattern, a bound no colouring beats; equal to colours is optimal."),
+    "passes": ("count", "Sparse operators: products (or function calls) made per evaluation."),
+    "pattern_nnz": ("count", "Sparse operators: nonzeros of the detected sparsity pattern."),
+    "mode": ("", "Sparse operators: the direction taken (forward, reverse, differences, "
+             "the HVP's way)."),
+    "detect_s": ("s", "Sparse operators: seconds detecting the pattern (part of prepare_s)."),
+    "colour_s": ("s", "Sparse operators: seconds colouring it (part of prepare_s)."),
+    "conservative": ("", "Sparse operators: the ops whose pattern was over-approximated "
+                     "(comma-separated), else empty."),
+}
+
+#: Columns of :func:`operators_table`.
+OPERATORS_TABLE_COLUMNS = list(OPERATORS_TABLE_DOCS)
+
+#: the operators table's columns read from a row's ``extra``
+_FROM_EXTRA = ("how", "prepare_s", "colours", "colour_lower_bound", "passes", "pattern_nnz",
+               "mode", "detect_s", "colour_s", "conservative")
 
 
-def products_table(rows):
-    """One row per derivative product measured in a finished cell (``PRODUCT_PHASES``: the
-    Jacobian, the Hessian diagonal): its status and reason, its median seconds beside the
-    cell's gradient's (``ratio`` = product_s / gradient_s), its error and reference.
+def operators_table(rows):
+    """One row per derivative operator measured in a finished cell (``OPERATOR_PHASES``),
+    columns ``OPERATORS_TABLE_DOCS``: status and reason, how, prepare apart from evaluate,
+    the evaluation beside the cell's gradient (``ratio``), memory, error and reference, and
+    a sparse operator's colours, bound, passes and pattern.
 
-    >>> products_table(None).columns[-4:].tolist()
-    ['ratio', 'error_rho', 'reference', 'peak_bytes']
+    >>> operators_table(None).columns[5:9].tolist()
+    ['operator', 'status', 'message', 'how']
     """
     import pandas as pd
 
     if rows is None or len(rows) == 0:
-        return pd.DataFrame(columns=PRODUCTS_TABLE_COLUMNS)
+        return pd.DataFrame(columns=OPERATORS_TABLE_COLUMNS)
     finished = finished_cells(rows.to_dict("records"))
     done = rows[[k in finished for k in map(tuple, rows[CELL].astype(object).values.tolist())]]
-    part = done[done["phase"].isin(PRODUCT_PHASES)].drop_duplicates(subset=CELL + ["phase"],
+    part = done[done["phase"].isin(OPERATOR_PHASES)].drop_duplicates(subset=CELL + ["phase"],
                                                                     keep="last")
     grad = done[(done["phase"] == "gradient") & (done["status"] == "ok")]
     grad = grad.drop_duplicates(subset=CELL, keep="last")[CELL + ["time_median_s"]]
-    table = part.rename(columns={"phase": "product", "time_median_s": "product_s"}).merge(
+    table = part.rename(columns={"phase": "operator", "time_median_s": "evaluate_s"}).merge(
         grad.rename(columns={"time_median_s": "gradient_s"}), on=CELL, how="left")
-    table.loc[table["status"] != "ok", "product_s"] = None
-    for c in ("product_s", "gradient_s", "error_rho", "peak_bytes"):
+    extras = [e if isinstance(e, dict) else {} for e in table.get("extra", [None] * len(table))]
+    for c in _FROM_EXTRA:
+        table[c] = [e.get(c) for e in extras]
+    table["conservative"] = [", ".join(c) if isinstance(c, list) else c
+                             for c in table["conservative"]]
+    table.loc[table["status"] != "ok", "evaluate_s"] = None
+    for c in ("evaluate_s", "gradient_s", "error_rho", "peak_bytes", "prepare_s", "detect_s",
+              "colour_s", "colours", "colour_lower_bound", "passes", "pattern_nnz"):
         table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
-    table["ratio"] = table["product_s"] / table["gradient_s"]
-    table = sort_cells(table[PRODUCTS_TABLE_COLUMNS].copy()) if len(table) else table
-    return table[PRODUCTS_TABLE_COLUMNS].reset_index(drop=True)
+    table["ratio"] = table["evaluate_s"] / table["gradient_s"]
+    table = sort_cells(table[OPERATORS_TABLE_COLUMNS].copy()) if len(table) else table
+    return table[OPERATORS_TABLE_COLUMNS].reset_index(drop=True)
 
 
 def _sample_quartiles(samples) -> tuple:
@@ -394,11 +441,28 @@ def markdown() -> str:
     lines += [f"- `{status}`: {meaning}" for status, meaning in CELL_STATUSES.items()]
     lines += [
         "",
+        "## The operators table",
+        "",
+        "One row per derivative operator measured beyond the gradient in a finished cell: those "
+        "a problem declares (`Problem.operators`) and those a run asks for (`diffcompare run "
+        "--operators`, a suite's `operators`, `compare(..., operator=...)`).",
+        "",
+        "- `diffcompare.results.load(DIR).operators()` reads it from a results folder;",
+        "- `diffcompare.compare(..., operator=...)` returns the cells table with it as its "
+        "`operators` attribute.",
+        "",
+        "| column | unit | meaning |",
+        "|---|---|---|",
+    ]
+    for name, (unit, meaning) in OPERATORS_TABLE_DOCS.items():
+        lines.append(f"| `{name}` | {cell(unit)} | {cell(meaning)} |")
+    lines += [
+        "",
         "## The phase rows",
         "",
         "The long table the cells table is made from: one row per (problem, size, seed, backend, "
-        "dtype, phase), phase `prepare`, `function`, `gradient`, a derivative product "
-        f"({', '.join(f'`{p}`' for p in PRODUCT_PHASES)}) or `cell` (one per finished cell, "
+        "dtype, phase), phase `prepare`, `function`, `gradient`, a derivative operator "
+        f"({', '.join(f'`{p}`' for p in OPERATOR_PHASES)}) or `cell` (one per finished cell, "
         "its status the cell's). It is what `results.jsonl` holds, one JSON object a line; "
         "`diffcompare.results.load(DIR).rows` reads it and `diffcompare export DIR --table phases` "
         "writes it (list and dict columns as JSON text). Every row has every column; a value "
@@ -441,6 +505,6 @@ def geometric_mean(values) -> float:
 
 __all__ = ["CELL", "CELLS_TABLE_COLUMNS", "CELLS_TABLE_DOCS", "PHASE_MEASURES", "markdown",
            "cells_table", "median_over_seeds",
-           "PRODUCTS_TABLE_COLUMNS", "products_table",
+           "OPERATORS_TABLE_COLUMNS", "OPERATORS_TABLE_DOCS", "operators_table",
            "planned_cells", "backend_order", "problem_order", "problem_info", "family_of",
            "sort_cells", "finite", "geometric_mean", "is_exact"]

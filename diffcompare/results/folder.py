@@ -343,6 +343,7 @@ def read_run(results_dir) -> dict | None:
 
 def write_catalog(results_dir, catalog: dict) -> Path:
     """Write ``catalog.json``: ``{"problems": {name: {...}}, "backends": {name: {...}},
+    "operator_capabilities": {operator: {method: "native: ..." | "unsupported: ..."}},
     "planned_cells": [[problem, size, seed, backend, dtype], ...]}`` (see
     :mod:`diffcompare.results.catalog`), merged over an existing one (a resumed run
     keeps what the earlier sessions described)."""
@@ -350,11 +351,18 @@ def write_catalog(results_dir, catalog: dict) -> Path:
     old = read_catalog(results_dir)
     merged = {"problems": {**old.get("problems", {}), **catalog.get("problems", {})},
               "backends": {**old.get("backends", {}), **catalog.get("backends", {})},
+              "operator_capabilities": _merged_capabilities(old, catalog),
               "planned_cells": catalog.get("planned_cells", old.get("planned_cells", []))}
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(merged, indent=1, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def _merged_capabilities(old, new) -> dict:
+    """operator -> method -> capability, a resumed run's methods over the earlier ones'."""
+    a, b = old.get("operator_capabilities", {}), new.get("operator_capabilities", {})
+    return {op: {**a.get(op, {}), **b.get(op, {})} for op in dict.fromkeys([*a, *b])}
 
 
 def read_catalog(results_dir) -> dict:

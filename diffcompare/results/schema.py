@@ -24,7 +24,7 @@ import dataclasses
 import datetime as _dt
 import math
 
-from ..problems.problem import PRODUCTS
+from ..problems.problem import MEASURED_OPERATORS
 
 #: Outcomes of one (backend, phase) or of a whole backend cell.
 STATUSES = {
@@ -65,11 +65,12 @@ STUDY_STATUSES = {
 #: summarises the backend's phases (``ok`` when all were), and the runner
 #: writes exactly one ``cell`` row per finished backend cell, so "has a cell
 #: row" is what "finished" means when a run resumes.
-#: The derivative products (``diffcompare.problems.PRODUCTS``: ``jacobian``,
-#: ``hessian_diagonal``) are phases of their own, measured after the gradient for the
-#: problems that declare them; their status is their row's and never the cell's.
-PRODUCT_PHASES = tuple(PRODUCTS)
-PHASES = ("prepare", "function", "gradient", "hvp", *PRODUCT_PHASES, "cell")
+#: The measured derivative operators (``diffcompare.problems.MEASURED_OPERATORS``:
+#: ``jacobian``, ``hessian``, ``hvp``, ...) are phases of their own, named after them,
+#: measured after the gradient for the problems that declare them or a run that asks; their
+#: status is their row's and never the cell's.
+OPERATOR_PHASES = tuple(MEASURED_OPERATORS)
+PHASES = ("prepare", "function", "gradient", *OPERATOR_PHASES, "cell")
 
 #: The columns that name a row; no two rows of one run share them.
 KEY_COLUMNS = ("problem", "size", "seed", "backend", "dtype", "phase")
@@ -95,8 +96,8 @@ COLUMNS = (
     Column("backend", "str", "Backend name, e.g. 'engine', 'fd-central', 'jax-jit'."),
     Column("family", "str", "Backend family: engine | symbolic | finite-difference | jax | torch | manual."),
     Column("dtype", "str", "Floating dtype the cell ran in, e.g. 'float64'."),
-    Column("phase", "str", "What was measured: 'prepare' | 'function' | 'gradient' | 'hvp', a "
-                           "derivative product ('jacobian' | 'hessian_diagonal'), "
+    Column("phase", "str", "What was measured: 'prepare' | 'function' | 'gradient', a "
+                           f"derivative operator ({' | '.join(repr(o) for o in OPERATOR_PHASES)}), "
                            "or 'cell' for the whole backend cell (one per finished cell)."),
     Column("status", "str", "ok | unsupported | unavailable | timeout | error | crashed | skipped."),
     Column("message", "str", "Why the status is not ok (exception, signal, reason); else a note or null."),

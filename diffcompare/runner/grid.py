@@ -89,6 +89,8 @@ def build_groups(suite) -> list[Group]:
                         for b in block.backends:
                             options = _on_device({**suite.cell_options, **block.options.get(b, {})},
                                                  b, suite.device)
+                            if suite.operators:
+                                options["operators"] = list(suite.operators)
                             spec = BackendSpec(b, options, timeout_s)
                             old = specs.get(b)
                             if old is not None and old != spec:

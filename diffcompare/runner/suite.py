@@ -36,6 +36,13 @@ of its own, one group per GPU at a time; the other backends' cells stay on the C
 default, ``"cpu"``, keeps every cell on the CPU even where JAX sees a GPU.
 (``diffcompare run --device gpu`` sets it for a run.)
 
+Operators.  ``operators = ["jacobian", "hessian_sparse"]`` (names from
+``diffcompare.problems.MEASURED_OPERATORS``) measures those derivative operators in every
+cell of the run, beside the ones each problem declares; an operator for the other kind of
+output (a Jacobian of a scalar loss, a Hessian of a vector output) is an ``unsupported`` row
+saying so.  The cells get them as ``options["operators"]``.  (``diffcompare run --operators``
+sets it for a run.)
+
 Optional top-level keys: ``cell_function`` ("module:function", the measuring
 function a worker calls; default ``diffcompare.measure.cell:measure_cell``),
 ``cell_options`` (a table given to every cell) and ``memory_limit_mb``
@@ -62,7 +69,7 @@ from . import modules as _modules
 
 _TOP_KEYS = {"name", "description", "seeds", "dtypes", "timeout_s", "problem_modules",
              "grid", "cell_function", "cell_options", "memory_limit_mb", "studies",
-             "study_timeout_s", "quick_studies", "device"}
+             "study_timeout_s", "quick_studies", "device", "operators"}
 #: Where a suite's cells compute: "cpu" (the default) or "gpu" (backends that can, on the GPU).
 SUITE_DEVICES = ("cpu", "gpu")
 DEFAULT_STUDY_TIMEOUT_S = 900.0
@@ -101,6 +108,7 @@ class Suite:
     quick_studies: bool = False
     path: Path | None = None         # the TOML file it came from, if any
     device: str = "cpu"              # "gpu": backends that can compute on a GPU do (the others on the CPU)
+    operators: tuple = ()            # measured operators added to every cell (MEASURED_OPERATORS)
 
     @property
     def base_dir(self) -> Path:
@@ -147,6 +155,8 @@ class Suite:
         if device not in SUITE_DEVICES:
             raise SuiteError(f"{where}: `device` must be \"cpu\" or \"gpu\", got {device!r} "
                              "(\"gpu\" runs the methods that can on the GPU; the rest stay on the CPU).")
+        operators = check_operators(_str_list(data.get("operators", []), "operators", where,
+                                              allow_empty=True), where)
         blocks = data.get("grid", [] if studies else None)
         if not isinstance(blocks, list) or not (blocks or studies):
             raise SuiteError(f"{where}: add at least one [[grid]] block with problems, backends and sizes "
@@ -158,7 +168,7 @@ class Suite:
                     cell_options=dict(cell_options),
                     memory_limit_mb=memory_limit_mb, studies=studies,
                     study_timeout_s=study_timeout_s, quick_studies=quick_studies,
-                    path=Path(path) if path else None, device=device)
+                    path=Path(path) if path else None, device=device, operators=operators)
         if validate:
             suite.validate()
         return suite
@@ -196,6 +206,17 @@ class Suite:
                 if p not in known_problems:
                     raise SuiteError(f"{where}, [[grid]] block {i}: unknown problem {p!r}; known problems: "
                                      f"{', '.join(known_problems) or '(none registered)'}.")
+
+
+def check_operators(names, where="operators") -> tuple:
+    """``names`` if each is a measured operator, else a ``SuiteError`` listing them all."""
+    from ..problems import MEASURED_OPERATORS
+
+    unknown = [n for n in names if n not in MEASURED_OPERATORS]
+    if unknown:
+        raise SuiteError(f"{where}: unknown operator(s) {', '.join(map(repr, unknown))}; the "
+                         f"operators are {', '.join(MEASURED_OPERATORS)}.")
+    return tuple(dict.fromkeys(names))
 
 
 def _block(block, i, where) -> GridBlock:

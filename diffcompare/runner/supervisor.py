@@ -42,7 +42,7 @@ import time
 from .cpu_slots import Cancelled, gpu_slot
 from .environment import worker_env
 from .grid import Group
-from ..results.schema import PRODUCT_PHASES, make_row
+from ..results.schema import OPERATOR_PHASES, make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
 STARTUP_TIMEOUT_S = 120.0
@@ -268,7 +268,7 @@ class GroupRunner:
 def _product_note(rows):
     """The cell row's note on derivative products that were not measured (None if all were)."""
     notes = [f"{r['phase']} {r['status']}" for r in rows
-             if r["phase"] in PRODUCT_PHASES and r["status"] != "ok"]
+             if r["phase"] in OPERATOR_PHASES and r["status"] != "ok"]
     return f"gradient ok; {', '.join(notes)} (see its row)" if notes else None
 
 
@@ -462,7 +462,7 @@ class _GroupRun:
                          wall_s=wall_s)
             return
         # a derivative product's status is its own row's: the cell's is the gradient's phases'
-        failed = next((r for r in rows if r["status"] != "ok" and r["phase"] not in PRODUCT_PHASES),
+        failed = next((r for r in rows if r["status"] != "ok" and r["phase"] not in OPERATOR_PHASES),
                       None)
         status = failed["status"] if failed else "ok"
         message = failed["message"] if failed else _ok_note(rows)

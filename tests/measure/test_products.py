@@ -1,5 +1,6 @@
-"""Derivative products beyond the gradient: a problem declares them (``products``), backends
-compute them (``timed_<product>``), ``measure_cell`` gives each a row of its own."""
+"""Derivative operators beyond the gradient: a problem declares them (``operators``), the
+backends' own products back some (``timed_<product>``), ``measure_cell`` gives each a row of
+its own."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,18 +38,18 @@ def _scalar(**kw):
 
 
 def test_unknown_or_misplaced_products_are_refused_with_the_known_names():
-    with pytest.raises(ValueError, match=r"unknown derivative product 'hessian'.*hessian_diagonal"):
-        _scalar(products=("hessian",))
+    with pytest.raises(ValueError, match=r"unknown operator 'hess'.*hessian_diagonal"):
+        _scalar(operators=("hess",))
     with pytest.raises(ValueError, match="needs a vector output"):
-        _scalar(products=("jacobian",))
-    with pytest.raises(ValueError, match="not among its products"):
-        _scalar(exact_products={"hessian_diagonal": lambda x: (6 * x,)})
-    assert _scalar(products="hessian_diagonal").products == ("hessian_diagonal",)
+        _scalar(operators=("jacobian",))
+    with pytest.raises(ValueError, match="not among its operators"):
+        _scalar(exact_operators={"hessian_diagonal": lambda x: (6 * x,)})
+    assert _scalar(operators="hessian_diagonal").operators == ("hessian_diagonal",)
 
 
-def test_the_catalog_declares_bundle_adjustment_and_kmeans_products():
-    assert problems.get("bundle_adjustment").products == ("jacobian",)
-    assert problems.get("kmeans").products == ("hessian_diagonal",)
+def test_the_catalog_declares_bundle_adjustment_and_kmeans_operators():
+    assert problems.get("bundle_adjustment").operators == ("jacobian",)
+    assert problems.get("kmeans").operators == ("hessian_diagonal",)
 
 
 # --- k-means' Hessian diagonal -----------------------------------------------------------
@@ -76,7 +77,7 @@ def test_hessian_diagonal_of_several_arguments(name):
     """Σ x³ y² + Σ y: ∂²/∂x² = 6 x y², ∂²/∂y² = 2 x³ (two arguments, flattened and back)."""
     p = Problem(name="t_xy", fn=lambda xp, x, y: xp.sum(x * x * x * y * y) + xp.sum(y),
                 make_inputs=lambda n, s: tuple(np.random.default_rng(s).standard_normal((2, n))),
-                description="Σ x³ y² + Σ y", wrt=(0, 1), products=("hessian_diagonal",))
+                description="Σ x³ y² + Σ y", wrt=(0, 1), operators=("hessian_diagonal",))
     x, y = p.inputs(5, seed=2)
     dx, dy = _product(name, p, (x, y), "hessian_diagonal")
     np.testing.assert_allclose(dx, 6 * x * y * y, rtol=1e-12)
@@ -133,8 +134,8 @@ def test_backends_without_a_product_say_so_and_limits_name_the_count():
 
 @pytest.fixture
 def cubes():
-    p = problems.register(_scalar(products=("hessian_diagonal",),
-                                  exact_products={"hessian_diagonal": lambda x: (6 * x,)}),
+    p = problems.register(_scalar(operators=("hessian_diagonal",),
+                                  exact_operators={"hessian_diagonal": lambda x: (6 * x,)}),
                           replace=True)
     yield p
     problems.unregister(p.name)
@@ -146,7 +147,7 @@ def test_measure_cell_yields_a_product_row_after_the_gradient(cubes, tmp_path):
     row = rows[-1]
     assert row["status"] == "ok" and row["time_median_s"] > 0 and row["peak_bytes"] > 0
     assert row["error_rho"] < 1e-15 and row["reference"].startswith("exact hessian_diagonal")
-    assert row["evaluations"] == 1          # one forward pass; then reverse passes
+    assert row["extra"]["how"] and row["extra"]["prepare_s"] > 0   # prepared apart
 
 
 def test_measure_cell_gives_an_unsupported_product_row_and_keeps_the_gradient(cubes, tmp_path):
@@ -165,7 +166,7 @@ def squares():
         name="t_squares", fn=lambda xp, x, a: x * x * a, wrt=(0,), description="x² a",
         make_inputs=lambda n, s: (rng(s).standard_normal(n), rng(s + 7).uniform(1, 2, n)),
         make_cotangent=lambda n, s: rng(s + 1).standard_normal(n),
-        tags={"smooth", "vector-output"}, products=("jacobian",)), replace=True)
+        tags={"smooth", "vector-output"}, operators=("jacobian",)), replace=True)
     yield p
     problems.unregister(p.name)
 
@@ -185,9 +186,9 @@ def test_a_wrong_jacobian_shows_in_its_error(squares, tmp_path):
 
     x, a = squares.inputs(5, 0)
     jac = np.diag(2 * a * x)
-    ok, _ = accuracy.product_accuracy(squares, "jacobian", (jac,), 5, 0, cache_dir=tmp_path)
+    ok, _ = accuracy.operator_accuracy(squares, "jacobian", jac, 5, 0, cache_dir=tmp_path)
     jac[3, 1] += 1e-3                           # one wrong entry off the diagonal
-    bad, _ = accuracy.product_accuracy(squares, "jacobian", (jac,), 5, 0, cache_dir=tmp_path)
+    bad, _ = accuracy.operator_accuracy(squares, "jacobian", jac, 5, 0, cache_dir=tmp_path)
     assert ok["rho"] < 1e-15 and bad["rho"] > 1e-5
 
 
@@ -219,7 +220,7 @@ def test_every_backend_declares_each_product_supported_or_says_why():
     for problem_name, size in (("bundle_adjustment", 1), ("kmeans", 2)):
         p = problems.get(problem_name)
         inputs = p.inputs(size)
-        product, = p.products
+        product, = p.operators
         for name in backends.names():
             backend = backends.get(name)
             if not backend.available():

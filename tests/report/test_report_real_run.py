@@ -17,7 +17,7 @@ from chromium_driver import Browser, find_chromium
 
 from diffcompare.report import build_report
 
-SECTIONS = ("answers", "seeds", "overview", "accuracy", "speed", "memory", "environment")
+SECTIONS = ("answers", "seeds", "overview", "accuracy", "speed", "operators", "memory", "environment")
 REPO = Path(__file__).resolve().parents[2]
 
 

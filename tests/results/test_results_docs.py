@@ -44,3 +44,17 @@ def test_the_docs_page_is_rendered_from_the_tables():
         "diffcompare.results.cells import markdown; print(markdown(), end='')\" > docs/results.md`")
     for name in CELLS_TABLE_COLUMNS + schema.COLUMN_NAMES:
         assert f"| `{name}` |" in page, name
+
+
+def test_the_operators_table_is_documented_exactly_column_by_column():
+    from diffcompare.results.cells import OPERATORS_TABLE_DOCS, operators_table
+
+    assert list(operators_table(None).columns) == list(OPERATORS_TABLE_DOCS)
+    for name, (unit, meaning) in OPERATORS_TABLE_DOCS.items():
+        assert meaning.strip(), name
+        if name.endswith("_s"):
+            assert unit == "s", name
+        if name.endswith("_bytes"):
+            assert unit == "bytes", name
+    page = markdown()
+    assert "## The operators table" in page and "| `colour_lower_bound` | count |" in page

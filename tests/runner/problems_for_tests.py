@@ -16,8 +16,8 @@ register(Problem(
     fn=lambda xp, x: xp.sum(x * x * x),
     make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
     description="sum of cubes, with its Hessian diagonal as a product (runner tests)",
-    sizes=(3,), products=("hessian_diagonal",),
-    exact_products={"hessian_diagonal": lambda x, *rest: (6 * x,)},
+    sizes=(3,), operators=("hessian_diagonal",),
+    exact_operators={"hessian_diagonal": lambda x, *rest: (6 * x,)},
 ), replace=True)
 
 register(Problem(
@@ -27,4 +27,13 @@ register(Problem(
     make_inputs=lambda size, seed: (np.array([0.0, 1.5, -2.0, 3.0][4 - size:]),),
     description="relu squared plus abs: its kinks reached at size 4 only (runner tests)",
     sizes=(3, 4),
+), replace=True)
+
+register(Problem(
+    name="runner_test_banded",
+    fn=lambda xp, x: x[1:] * x[:-1] + xp.sin(x[1:]),
+    make_inputs=lambda size, seed: (np.random.default_rng(seed).standard_normal(size),),
+    make_cotangent=lambda size, seed: np.random.default_rng(seed + 1).standard_normal(size - 1),
+    description="x[i+1] x[i] + sin x[i+1]: a bidiagonal Jacobian (runner tests)",
+    sizes=(6,), tags={"smooth", "vector-output"},
 ), replace=True)

@@ -1,4 +1,4 @@
-"""Derivative products through the runner's worker: a product that raises or is unsupported
+"""Derivative operators through the runner's worker: an operator that raises or is unsupported
 gives its own row, and the cell keeps its gradient rows and its ok status."""
 from __future__ import annotations
 
@@ -33,12 +33,12 @@ def test_a_raising_or_unsupported_product_keeps_the_cells_other_rows(tmp_path, r
     assert list(cells["status"]) == ["ok", "ok"] and cells["gradient_s"].notna().all()
 
     # the results layer's table of products, and the report's view of it
-    products = results.products().set_index("backend")
-    assert list(products["product"]) == ["hessian_diagonal"] * 2
-    assert list(products["status"]) == ["error", "unsupported"]
-    assert products["product_s"].isna().all() and products["gradient_s"].notna().all()
-    from diffcompare.report.sections import speed
+    ops = results.operators().set_index("backend")
+    assert list(ops["operator"]) == ["hessian_diagonal"] * 2
+    assert list(ops["status"]) == ["error", "unsupported"]
+    assert ops["evaluate_s"].isna().all() and ops["gradient_s"].notna().all()
+    from diffcompare.report.sections import operators
 
-    body = str(speed.build(results).body)
-    assert "Derivative products beyond the gradient" in body
+    body = str(operators.build(results).body)
+    assert "Operators measured" in body
     assert "injected hessian_diagonal fault" in body and "no hessian_diagonal method" in body

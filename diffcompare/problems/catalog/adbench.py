@@ -288,7 +288,7 @@ register(Problem(
                 "and 1 - w², VJP w.r.t. cameras, points and weights (20 points per camera, "
                 "4 observations per point)",
     sizes=(2, 8, 32, 128, 512), tags={"smooth", "vector-output", "indexed", "large-expression"},
-    size_meaning="cameras", products=("jacobian",)))
+    size_meaning="cameras", operators=("jacobian",)))
 
 register(Problem(
     name="lstm", fn=lstm, make_inputs=lstm_inputs, wrt=(0, 1),

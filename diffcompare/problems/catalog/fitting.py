@@ -67,8 +67,8 @@ register(Problem(
     description=f"k-means objective Σ_i min_k ‖p_i - c_k‖² w.r.t. the centroids, d = {KMEANS_D}, "
                 f"n = {KMEANS_N} points",
     sizes=(2, 4, 16, 64, 256), tags={"nonsmooth", "matrix", "large-expression"},
-    size_meaning="k clusters", products=("hessian_diagonal",),
-    exact_products={"hessian_diagonal": kmeans_hessian_diagonal}))
+    size_meaning="k clusters", operators=("hessian_diagonal",),
+    exact_operators={"hessian_diagonal": kmeans_hessian_diagonal}))
 
 register(Problem(
     name="linear_least_squares", fn=linear_least_squares, make_inputs=lls_inputs, wrt=(0,),

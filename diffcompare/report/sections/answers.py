@@ -19,8 +19,9 @@ ALL_TIED_AFTER = 3  # more than this many further ties, all of them: "every othe
 
 EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
             ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
-            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation, "
-                               "derivative products (Jacobian, Hessian diagonal)"),
+            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation"),
+            ("operators", "Operators", "Jacobians, Hessians and HVPs, dense and sparse: which "
+                                       "method computes which, their time, colours and error"),
             ("memory", "Memory", "peak memory of one gradient, saved graphs, expression swell"),
             ("environment", "Environment", "the machine and library versions"))
 

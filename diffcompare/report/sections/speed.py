@@ -1,6 +1,6 @@
 """Speed: gradient time against size, the gradient/function ratio against the cheap-gradient
-bound, preparation against evaluation (the break-even study), and the derivative products
-some problems are benchmarked on beyond the gradient (Jacobian, Hessian diagonal)."""
+bound, and preparation against evaluation (the break-even study).  Operators beyond the
+gradient have their own section (:mod:`.operators`)."""
 from __future__ import annotations
 
 import math
@@ -46,39 +46,12 @@ def build(data) -> Section:
               _ratio_table(ok)]
     mode_parts, k = _forward_vs_reverse(ok)
     n_plots += k
-    parts += mode_parts + _products(data)      # forward/reverse, then the Jacobians
+    parts += mode_parts
     prep_parts, k = _preparation(data, ok)
     n_plots += k
     parts += prep_parts
     hosts = mixed_hosts_message(data.rows)      # a Dask run over several hosts
     return Section("speed", "Speed", join(p(hosts, class_="warn") if hosts else "", *parts), plots=n_plots)
-
-
-def _products(data) -> list:
-    """The derivative products table: problem, size, method, product, time, error (float64)."""
-    from ..html import badge
-
-    frame = data.products()
-    frame = frame[frame["dtype"] == "float64"]
-    if frame.empty:
-        return []
-    rows = []
-    for r in frame.to_dict("records"):
-        ok = r["status"] == "ok"
-        rows.append([tag("span", r["problem"], class_="name"), int(r["size"]), r["backend"],
-                     r["product"], fmt_seconds(r["product_s"]) if ok else badge(r["status"]),
-                     fmt_ratio(r["ratio"]) if ok else "",
-                     fmt_error(r["error_rho"]) if ok and r["error_rho"] == r["error_rho"] else "",
-                     "" if ok else tag("span", shorten(r["message"] or "", 120), class_="muted")])
-    return [tag("h3", "Derivative products beyond the gradient", id="products"),
-            p("Some problems are benchmarked on more than a gradient: bundle adjustment on its full "
-              "Jacobian (ADBench; reverse mode pays one VJP per output, forward mode one JVP per "
-              "input), k-means on its Hessian diagonal (GradBench's Newton step). Median seconds of "
-              "one call after preparation (JAX compiles the product on its first call), the ratio to "
-              "the same method's gradient, and ρ against the product's reference: cᵀJ against the "
-              "reference VJP for a Jacobian, the exact 2 × cluster counts for k-means."),
-            scroll(table(["problem", "size", "method", "product", "time", "÷ gradient", "error ρ",
-                          "note"], rows, num_cols={1, 4, 5, 6}, cls="compact"))]
 
 
 def _largest(ok, prob):
