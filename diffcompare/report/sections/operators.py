@@ -54,8 +54,9 @@ def _measured(data) -> list:
         sparse = ok and r["colours"] == r["colours"]
         colours = (f"{r['colours']:.0f} (≥ {r['colour_lower_bound']:.0f}) / {r['passes']:.0f}"
                    if sparse else "")
-        rows.append([tag("span", r["problem"], class_="name"), int(r["size"]), r["backend"],
-                     r["operator"], fmt_seconds(r["evaluate_s"]) if ok else badge(r["status"]),
+        rows.append([tag("span", r["problem"], class_="name"), int(r["size"]),
+                     tag("span", r["backend"], class_="name whole"),
+                     tag("span", r["operator"], class_="name whole"), fmt_seconds(r["evaluate_s"]) if ok else badge(r["status"]),
                      fmt_seconds(r["prepare_s"]) if ok else "",
                      fmt_ratio(r["ratio"]) if ok else "", colours,
                      fmt_error(r["error_rho"]) if ok and r["error_rho"] == r["error_rho"] else "",
