@@ -221,7 +221,10 @@ def product_limit(problem, product, inputs, max_scalars: int, why: str) -> Suppo
     n = n_in * _n_outputs(problem, inputs) if product == "jacobian" else n_in
     if n > max_scalars:
         what = "entries (outputs × inputs)" if product == "jacobian" else "differentiated scalars"
-        return Support(False, f"{product}: {n:,} {what} > {max_scalars:,}: {why}")
+        sparse = ("; a sparse Jacobian stores only the nonzeros: the operator jacobian_sparse "
+                  "(--operators jacobian_sparse, operators.jacobian(..., sparse=True))"
+                  if product == "jacobian" else "")
+        return Support(False, f"{product}: {n:,} {what} > {max_scalars:,}: {why}{sparse}")
     return SUPPORTED
 
 

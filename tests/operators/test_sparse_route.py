@@ -91,3 +91,12 @@ def test_one_forward_product_is_not_held_to_the_gradients_input_limit():
     assert r.passes == 3
     with pytest.raises(operators.OperatorUnsupported, match="300"):
         operators.gradient(lambda xp, x: xp.sum(x * x), x, method="engine-jvp")
+
+
+def test_a_dense_jacobian_refused_for_its_size_offers_the_sparse_route():
+    from diffcompare import problems
+    p = problems.get("bundle_adjustment")
+    size = max(p.sizes)
+    support = backends.get("engine").supports_product(p, "jacobian", p.inputs(size, 0))
+    assert not support and "entries (outputs × inputs)" in support.reason
+    assert "jacobian_sparse" in support.reason and "sparse=True" in support.reason
