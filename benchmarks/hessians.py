@@ -39,7 +39,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import statistics
 import time
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -49,6 +48,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 
 import numpy as np  # noqa: E402
 
+from cpu_median import cpu_median  # noqa: E402 -- benchmarks/, the script's folder
 from diffcompare import operators  # noqa: E402
 from diffcompare.backends.base import Unavailable  # noqa: E402
 from diffcompare.operators.coloured import hessian_forward_over_reverse  # noqa: E402
@@ -118,25 +118,6 @@ def problems(samples_n):
 
 
 WRT = {"gmm": (0, 1, 2)}
-
-
-def cpu_median(call, samples, min_s=0.01):
-    """Median CPU seconds of ``call()`` after one warm-up call (one sample when a call takes
-    more than 0.5 s), and its value."""
-    out = call()
-    times = []
-    for _ in range(samples):
-        reps, t0 = 0, time.process_time()
-        while True:
-            call()
-            reps += 1
-            elapsed = time.process_time() - t0
-            if elapsed >= min_s:
-                break
-        times.append(elapsed / reps)
-        if elapsed > 0.5:
-            break
-    return statistics.median(times), out
 
 
 def exponent(points):

@@ -26,7 +26,6 @@ import cProfile
 import io
 import os
 import pstats
-import statistics
 import time
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -36,6 +35,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 
 import numpy as np  # noqa: E402
 
+from cpu_median import cpu_median  # noqa: E402 -- benchmarks/, the script's folder
 from diffcompare import operators  # noqa: E402
 from diffcompare.measure.memory import peak_bytes  # noqa: E402
 from diffcompare.operators import sparse as sparse_ops  # noqa: E402
@@ -62,22 +62,6 @@ PAIR = {"engine-jvp": "engine", "engine": "engine", "jax-jit": "jax-jit", "torch
 REVERSE_MAX_COLOURS = 400            # one VJP per row colour; bound read before colouring
 DENSE_ENGINE_MAX_ROWS = 2_000        # the engine's dense Jacobian: one reverse pass per row
 TIME_TARGET, DENSE_TARGET = 20.0, 100.0
-
-
-def cpu_median(call, samples, min_s=0.02):
-    """Median CPU seconds of ``call()`` (a sample repeats it until >= ``min_s``) and its value."""
-    out = call()                                   # warm-up, and the value
-    times = []
-    for _ in range(samples):
-        reps, t0 = 0, time.process_time()
-        while True:
-            call()
-            reps += 1
-            elapsed = time.process_time() - t0
-            if elapsed >= min_s or elapsed * (reps + 1) / reps > 2.0:
-                break
-        times.append(elapsed / reps)
-    return statistics.median(times), out
 
 
 def flat_objective(inputs):
