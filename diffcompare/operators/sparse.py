@@ -41,8 +41,10 @@ class SparseOperator:
     """A sparse Jacobian or Hessian and how it was made: ``matrix`` (``scipy.sparse.csr_array``,
     float64), the ``pattern`` and ``colouring`` used, ``mode`` (forward, reverse,
     forward-over-reverse, or a difference scheme), ``passes`` (products or function calls),
-    and the seconds of each step: ``detect_s``, ``colour_s`` (the prepare phase, reusable
-    for new inputs of the same structure) and ``evaluate_s``."""
+    and the seconds of each step: ``detect_s``, ``colour_s`` (``prepare_s``: the structure's
+    part of preparing, reusable for new inputs of the same structure; the method's own
+    product is prepared apart, :attr:`SparsePrepared.prepare_s` counts both) and
+    ``evaluate_s``."""
 
     operator: str
     method: str
@@ -146,14 +148,14 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
                           time.perf_counter() - started, compress)
 
 
-def hessian(fn, inputs, method: str = "engine", wrt=None, mode: str = "auto",
+def hessian(fn, inputs, method: str = "engine", wrt=None,
             ordering: str = "largest_first") -> SparseOperator:
     """The Hessian of scalar ``fn`` at ``inputs`` as a sparse matrix: one Hessian-vector
     product on ``method`` per colour of the symmetric pattern's columns."""
-    return prepare_hessian(fn, inputs, method, wrt, mode, ordering).evaluate()
+    return prepare_hessian(fn, inputs, method, wrt, ordering).evaluate()
 
 
-def prepare_hessian(fn, inputs, method: str = "engine", wrt=None, mode: str = "auto",
+def prepare_hessian(fn, inputs, method: str = "engine", wrt=None,
                     ordering: str = "largest_first") -> SparsePrepared:
     """:func:`hessian`'s prepare phase: detect, colour, prepare the method's HVP."""
     from . import _fit, prepare
@@ -161,8 +163,6 @@ def prepare_hessian(fn, inputs, method: str = "engine", wrt=None, mode: str = "a
     from .coloured import hessian_forward_over_reverse
     from .sparsity import hessian_pattern
 
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}.")
     started = time.perf_counter()
     problem, args, _ = _fit("hessian", fn, inputs, wrt)
     pattern = hessian_pattern(problem.fn, args, problem.wrt)

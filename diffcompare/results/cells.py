@@ -102,8 +102,11 @@ CELLS_TABLE_DOCS = {
     "error_rel": ("1 (ratio)", "Largest relative error of the gradient against `reference`."),
     "error_rho": ("1 (ratio)", "Largest rho = abs(x - y) / max(1, abs(x) + abs(y)) of the gradient "
                   "against `reference`."),
-    "reference": ("", "What the accuracy was measured against, e.g. `mpmath-50-digits`."),
-    "device": ("", "Where the gradient was computed, e.g. `cpu`, `cuda:0`."),
+    "reference": ("", "What the accuracy was measured against: `sympy-reverse-exact@50digits`, "
+                  "an `extended-precision gradient: ...` (long double), or the `float64 "
+                  "agreement of exact methods (...)`, each saying how it was made."),
+    "device": ("", "Where the gradient was computed, as read back from its output, e.g. `cpu`, "
+               "`gpu:0 NVIDIA H200`."),
     "compute_dtype": ("", "Dtype the method computed in: `float64` in a `float32` cell means it "
                       "upcast."),
     "hvp_s": ("s", "Median seconds of one Hessian-vector product, where measured."),
