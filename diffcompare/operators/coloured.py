@@ -25,8 +25,12 @@ matrix) and a ``Colouring`` from :mod:`.colouring`.  One product per colour; eac
 >>> H = np.diag([2.0, 2, 2]) + np.diag([1.0, 1], 1) + np.diag([1.0, 1], -1)
 >>> from diffcompare.operators.colouring import colour_hessian
 >>> r = hessian_forward_over_reverse(lambda v: H @ v, H != 0, colour_hessian(H != 0))
->>> r.n_colours, np.array_equal(r.matrix.toarray(), H)
-(3, True)
+>>> r.colouring.kind, r.n_colours, np.array_equal(r.matrix.toarray(), H)
+('star', 2, True)
+>>> A = np.eye(5) * 4; A[0, 1:] = A[1:, 0] = 1.0                     # an arrowhead
+>>> r = hessian_forward_over_reverse(lambda v: A @ v, A != 0, colour_hessian(A != 0))
+>>> r.colouring.kind, r.n_colours, np.array_equal(r.matrix.toarray(), A)
+('star', 2, True)
 """
 from __future__ import annotations
 
@@ -121,11 +125,38 @@ def jacobian_fd(f_flat, x_flat, pattern, colouring, scheme: str = "central",
 
 
 def hessian_forward_over_reverse(hvp, pattern, colouring) -> SparseResult:
-    """``H`` from ``hvp(v) = H @ v`` (forward over reverse), with a ``colour_hessian``
-    (column) colouring of the symmetric pattern: one product per colour."""
+    """``H`` from ``hvp(v) = H @ v`` (forward over reverse) with a ``colour_hessian``
+    colouring of the symmetric pattern: one product per colour, then
+
+    - ``symmetric-column``: each nonzero ``H[i, j]`` at row i of colour ``colours[j]``'s
+      product (no other column of that colour has a nonzero in row i);
+    - ``star``: direct recovery (Gebremedhin, Manne & Pothen 2005): ``H[i, j]`` at row i of
+      colour ``colours[j]``'s product where j is row i's only nonzero of that colour, else
+      at row j of colour ``colours[i]``'s (``H[j, i]``, the same number): a star colouring
+      leaves one of the two alone.  A diagonal entry is alone in its colour (neighbours
+      differ)."""
     m = _structure(pattern)
-    m = sp.csr_array((m + m.T).astype(bool))
-    return jacobian_forward(hvp, m, colouring)
+    m = _structure(m + m.T)
+    if colouring.kind != "star":
+        return jacobian_forward(hvp, m, colouring)
+    start = time.perf_counter()
+    s = seeds(colouring)
+    k, n = colouring.n_colours, m.shape[0]
+    compressed = np.stack([_flat(hvp(s[:, c])) for c in range(k)], axis=1) if k \
+        else np.zeros((n, 0))
+    rows, cols = _coords(m)
+    colours = colouring.colours
+    # how many of row i's nonzeros have colour c, at [i * k + c]
+    alone = np.bincount(rows * k + colours[cols], minlength=n * k) == 1
+    direct = alone[rows * k + colours[cols]]
+    mirrored = alone[cols * k + colours[rows]]
+    if not np.all(direct | mirrored):
+        bad = int(np.flatnonzero(~(direct | mirrored))[0])
+        raise ValueError(f"not a star colouring of this pattern: H[{rows[bad]}, {cols[bad]}] is "
+                         "shared in both its row and its column; colour with "
+                         "colour_hessian(pattern, kind='star').")
+    values = np.where(direct, compressed[rows, colours[cols]], compressed[cols, colours[rows]])
+    return _result(m, values, colouring, k, start)
 
 
 # --- helpers ------------------------------------------------------------------------------

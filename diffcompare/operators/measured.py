@@ -77,7 +77,7 @@ def prepare(name: str, problem, inputs, method: str, seed: int = 0) -> Measured:
         pattern, colouring = prepared.pattern, prepared.colouring
         extra = {"colours": int(colouring.n_colours),
                  "colour_lower_bound": int(colouring.lower_bound), "pattern_nnz": pattern.nnz,
-                 "mode": prepared.mode, "detect_s": prepared.detect_s,
+                 "mode": prepared.mode, "colouring": colouring.kind, "detect_s": prepared.detect_s,
                  "colour_s": prepared.colour_s, "conservative": list(pattern.conservative)}
         return Measured(name, method, f"{prepared.mode}, {colouring.n_colours} colours",
                         prepared.prepare_s, prepared.evaluate, None, extra)

@@ -6,8 +6,8 @@
 1. **detect** the sparsity pattern from one traced evaluation on the engine
    (:mod:`~diffcompare.operators.sparsity`; ops it over-approximates are named);
 2. **colour** it (:mod:`~diffcompare.operators.colouring`): structurally orthogonal columns
-   for forward products and finite differences, rows for reverse products, the symmetric
-   pattern's columns for a Hessian;
+   for forward products and finite differences, rows for reverse products; for a Hessian a
+   star colouring or the symmetric pattern's column colouring, whichever needs fewer;
 3. **evaluate** one product per colour on the method -- its native pushforward (forward
    mode, the complex step), pullback (reverse mode) or the function's own differences
    (``fd-forward``, ``fd-central``) -- and decompress
@@ -148,15 +148,16 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
                           time.perf_counter() - started, compress)
 
 
-def hessian(fn, inputs, method: str = "engine", wrt=None,
-            ordering: str = "largest_first") -> SparseOperator:
+def hessian(fn, inputs, method: str = "engine", wrt=None, ordering: str = "largest_first",
+            kind: str = "auto") -> SparseOperator:
     """The Hessian of scalar ``fn`` at ``inputs`` as a sparse matrix: one Hessian-vector
-    product on ``method`` per colour of the symmetric pattern's columns."""
-    return prepare_hessian(fn, inputs, method, wrt, ordering).evaluate()
+    product on ``method`` per colour of a ``colour_hessian`` colouring of ``kind``
+    (``auto``: the star or the column colouring, whichever has fewer colours)."""
+    return prepare_hessian(fn, inputs, method, wrt, ordering, kind).evaluate()
 
 
 def prepare_hessian(fn, inputs, method: str = "engine", wrt=None,
-                    ordering: str = "largest_first") -> SparsePrepared:
+                    ordering: str = "largest_first", kind: str = "auto") -> SparsePrepared:
     """:func:`hessian`'s prepare phase: detect, colour, prepare the method's HVP."""
     from . import _fit, prepare
     from .colouring import colour_hessian
@@ -167,10 +168,11 @@ def prepare_hessian(fn, inputs, method: str = "engine", wrt=None,
     problem, args, _ = _fit("hessian", fn, inputs, wrt)
     pattern = hessian_pattern(problem.fn, args, problem.wrt)
     t0 = time.perf_counter()
-    colouring = colour_hessian(pattern, ordering)
+    colouring = colour_hessian(pattern, ordering, kind)
     colour_s = time.perf_counter() - t0
     hvp = prepare("hvp", problem, args, method)
-    return SparsePrepared("hessian", method, pattern, colouring, hvp.how, pattern.seconds,
+    return SparsePrepared("hessian", method, pattern, colouring,
+                          f"{hvp.how}, {colouring.kind} colouring", pattern.seconds,
                           colour_s, time.perf_counter() - started,
                           lambda: hessian_forward_over_reverse(lambda v: hvp.evaluate(args, v),
                                                                pattern, colouring))

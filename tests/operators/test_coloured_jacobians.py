@@ -33,8 +33,10 @@ def test_arrowhead():
     m[0, :] = m[:, 0] = True
     c = colour_columns(sp.csr_array(m))
     assert (c.n_colours, c.lower_bound) == (n, n)         # the dense first row
-    h = colour_hessian(sp.csr_array(m))
+    h = colour_hessian(sp.csr_array(m), kind="column")
     assert h.kind == "symmetric-column" and h.n_colours == n
+    h = colour_hessian(sp.csr_array(m))                    # auto: the star colouring's 2
+    assert h.kind == "star" and h.n_colours == 2
 
 
 def test_block_diagonal():

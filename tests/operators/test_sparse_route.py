@@ -71,7 +71,11 @@ def test_an_arrowhead_hessian_equals_the_dense_one(method):
     r = operators.hessian(arrow, x, method=method, sparse=True)
     dense = operators.hessian(arrow, x, method="engine")
     assert r.pattern.nnz == 12 + 2 * 11
+    assert (r.colouring.kind, r.passes) == ("star", 2)       # column colouring: 12 passes
     np.testing.assert_allclose(r.matrix.toarray(), dense, rtol=1e-12, atol=1e-12)
+    column = operators.sparse.hessian(arrow, x, method=method, kind="column")
+    assert (column.colouring.kind, column.passes) == ("symmetric-column", 12)
+    np.testing.assert_allclose(column.matrix.toarray(), dense, rtol=1e-12, atol=1e-12)
 
 
 def test_the_sparse_module_is_an_attribute_in_a_fresh_process():
