@@ -63,7 +63,8 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     cache_dir = options.pop("cache_dir", None)
     run_operators = tuple(options.pop("operators", ()))
     problem = problems.get(problem_name)
-    backend = backends.get(backend_name, **options.pop("backend_options", {}))
+    backend_options = dict(options.pop("backend_options", None) or {})
+    backend = backends.get(backend_name, **backend_options)
     base = dict(problem=problem_name, size=size, seed=seed, backend=backend_name,
                 family=backend.family, dtype=dtype)
 
@@ -141,7 +142,7 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
 
     for name in cell_operators(problem, run_operators):
         yield row(name, **_operator_fields(backend, prepared, name, inputs, size, seed,
-                                           timing_opts, cache_dir))
+                                           timing_opts, cache_dir, backend_options))
 
 
 def cell_operators(problem, run_operators=()) -> tuple:
@@ -150,15 +151,16 @@ def cell_operators(problem, run_operators=()) -> tuple:
 
 
 def _operator_fields(backend, prepared, name, inputs, size, seed, timing_opts,
-                     cache_dir) -> dict:
-    """The row fields of measured operator ``name``: its prepare timed once, its evaluation
+                     cache_dir, backend_options=None) -> dict:
+    """The row fields of measured operator ``name`` on the method built as the cell's (with
+    its ``backend_options``): its prepare timed once, its evaluation
     measured as the gradient is, or the status ``unsupported``/``error`` with the reason (an
     operator's failure is its own row's)."""
     from ..operators import measured
 
     problem = prepared.problem
     try:
-        op = measured.prepare(name, problem, inputs, backend.name, seed)
+        op = measured.prepare(name, problem, inputs, backend.name, seed, backend_options)
         device = _gpu_device(prepared)
         result, first_s, gpu_peak = _first_call(op.evaluate, device)
         errors, reference = accuracy.operator_accuracy(problem, name, result, size, seed,

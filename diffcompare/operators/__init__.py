@@ -111,8 +111,10 @@ class PreparedOperator:
 
 
 def prepare(operator: str, fn_or_problem, inputs, method: str = "engine",
-            wrt=None) -> PreparedOperator:
-    """Prepare ``operator`` of ``fn_or_problem`` at ``inputs`` on ``method`` (a backend name).
+            wrt=None, options=None) -> PreparedOperator:
+    """Prepare ``operator`` of ``fn_or_problem`` at ``inputs`` on ``method`` (a backend name;
+    ``options``: its constructor's keywords, as a suite's ``backend_options`` -- a difference
+    step, a device).
 
     Raises ``OperatorUnsupported`` (with the reason) where the method has no native way,
     ``DenseTooLarge`` for a dense result past ``MAX_DENSE_ENTRIES``, ``Unavailable`` when the
@@ -129,7 +131,7 @@ def prepare(operator: str, fn_or_problem, inputs, method: str = "engine",
     if not isinstance(cell, Native):
         raise OperatorUnsupported(operator, method, cell.reason, problem.name)
     _check_dense(operator, method, problem, layout)
-    backend = backends.get(method)
+    backend = backends.get(method, **(options or {}))
     support = backend.available()
     if not support:
         raise Unavailable(f"{method}: {support.reason}")
@@ -225,7 +227,7 @@ def sparse_module(operator, method):
 def __getattr__(name):
     """The submodules on first use (``operators.sparse.jacobian(...)``): they need SciPy and
     networkx, which the dense operators do not."""
-    if name in ("sparse", "sparsity", "colouring", "coloured"):
+    if name in ("sparse", "sparsity", "colouring", "coloured", "symbolic_sparse"):
         from importlib import import_module
 
         return import_module(f"{__name__}.{name}")

@@ -46,7 +46,8 @@ __all__ = ["SparseResult", "jacobian_forward", "jacobian_reverse", "jacobian_fd"
 
 @dataclasses.dataclass(frozen=True)
 class SparseResult:
-    """``matrix``: ``csr_array`` float64 with the pattern's structure; ``n_colours``;
+    """``matrix``: ``csr_array`` float64 with the pattern's structure; ``n_colours`` (0 with
+    no colouring: :mod:`.symbolic_sparse`);
     ``passes``: calls made to the product or function; ``colouring``; ``seconds``
     (products and decompression, not detection or colouring)."""
 

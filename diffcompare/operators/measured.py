@@ -1,8 +1,9 @@
 """The operators a benchmark cell measures (``problems.MEASURED_OPERATORS``), each computed
 one way: through this package.
 
-``prepare(name, problem, inputs, method, seed)`` -> :class:`Measured`, its prepare phase
-done and timed (``prepare_s``); ``evaluate()`` computes the operator once more at the same
+``prepare(name, problem, inputs, method, seed, options)`` -> :class:`Measured`, its prepare
+phase done and timed (``prepare_s``), the method built with ``options`` (the cell's
+``backend_options``: a difference step, a device); ``evaluate()`` computes the operator once more at the same
 inputs -- what a cell times.  ``jacobian``, ``hessian`` and ``hvp`` are the dense operators
 (:func:`diffcompare.operators.prepare`, the methods' own machinery as ``dense.TABLE`` says);
 ``jacobian_sparse`` and ``hessian_sparse`` the detected, coloured, compressed ones
@@ -55,8 +56,9 @@ def tangent(n: int, seed: int) -> np.ndarray:
     return np.random.default_rng([seed, 20]).standard_normal(n)
 
 
-def prepare(name: str, problem, inputs, method: str, seed: int = 0) -> Measured:
-    """Prepare measured operator ``name`` of ``problem`` at ``inputs`` on ``method``."""
+def prepare(name: str, problem, inputs, method: str, seed: int = 0, options=None) -> Measured:
+    """Prepare measured operator ``name`` of ``problem`` at ``inputs`` on ``method``
+    (constructed with ``options``)."""
     from . import OperatorUnsupported, sparse_module
     from . import prepare as prepare_dense
 
@@ -67,30 +69,34 @@ def prepare(name: str, problem, inputs, method: str, seed: int = 0) -> Measured:
     if why:
         raise OperatorUnsupported(name, method, why, problem.name)
     if name in DENSE:
-        op = prepare_dense(DENSE[name], problem, inputs, method)
+        op = prepare_dense(DENSE[name], problem, inputs, method, options=options)
         v = tangent(op.layout.n, seed) if name == "hvp" else None
         return Measured(name, method, op.how, op.prepare_s,
                         lambda: op.evaluate(inputs, v), v)
     if name in SPARSE:
         sparse = sparse_module(SPARSE[name], method)
-        prepared = getattr(sparse, f"prepare_{SPARSE[name]}")(problem, inputs, method)
+        prepared = getattr(sparse, f"prepare_{SPARSE[name]}")(problem, inputs, method,
+                                                              options=options)
         pattern, colouring = prepared.pattern, prepared.colouring
-        extra = {"colours": int(colouring.n_colours),
-                 "colour_lower_bound": int(colouring.lower_bound), "pattern_nnz": pattern.nnz,
-                 "mode": prepared.mode, "colouring": colouring.kind, "detect_s": prepared.detect_s,
-                 "colour_s": prepared.colour_s, "conservative": list(pattern.conservative)}
-        return Measured(name, method, f"{prepared.mode}, {colouring.n_colours} colours",
-                        prepared.prepare_s, prepared.evaluate, None, extra)
-    return _backend_product(name, problem, inputs, method)
+        extra = {"pattern_nnz": pattern.nnz, "mode": prepared.mode,
+                 "detect_s": prepared.detect_s, "colour_s": prepared.colour_s,
+                 "conservative": list(pattern.conservative)}
+        how = prepared.mode
+        if colouring is not None:      # none for a symbolic method's nonzero entries
+            extra.update(colours=int(colouring.n_colours),
+                         colour_lower_bound=int(colouring.lower_bound), colouring=colouring.kind)
+            how = f"{prepared.mode}, {colouring.n_colours} colours"
+        return Measured(name, method, how, prepared.prepare_s, prepared.evaluate, None, extra)
+    return _backend_product(name, problem, inputs, method, options)
 
 
-def _backend_product(name, problem, inputs, method) -> Measured:
+def _backend_product(name, problem, inputs, method, options=None) -> Measured:
     """A derivative the operators do not name (the Hessian diagonal): ``Backend.product``."""
     from .. import backends
     from ..backends.base import Unavailable
     from . import OperatorUnsupported
 
-    backend = backends.get(method)
+    backend = backends.get(method, **(options or {}))
     support = backend.available()
     if not support:
         raise Unavailable(f"{method}: {support.reason}")

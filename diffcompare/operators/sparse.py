@@ -10,8 +10,13 @@
    star colouring or the symmetric pattern's column colouring, whichever needs fewer;
 3. **evaluate** one product per colour on the method -- its native pushforward (forward
    mode, the complex step), pullback (reverse mode) or the function's own differences
-   (``fd-forward``, ``fd-central``) -- and decompress
+   (``fd-forward``, ``fd-central``, with the method's step) -- and decompress
    (:mod:`~diffcompare.operators.coloured`).
+
+The symbolic methods that differentiate per variable (``sympy``, ``sympy-cse``,
+``symengine``) need none of this by default: they derive only the nonzero entries
+(:mod:`~diffcompare.operators.symbolic_sparse`; no detection, no colours, one evaluation).
+``options`` are the method's constructor keywords (a suite's ``backend_options``).
 
 A method with both products natively (JAX, torch, autograd) takes the direction with fewer
 colours unless ``mode`` says otherwise: on bundle adjustment 14 column colours against
@@ -65,7 +70,7 @@ class SparseOperator:
 @dataclasses.dataclass
 class SparsePrepared:
     """The prepare phase of a sparse operator: the ``pattern`` (detected in ``detect_s``), its
-    ``colouring`` (``colour_s``), the ``mode`` chosen and the method's product prepared
+    ``colouring`` (``colour_s``; None for a symbolic method's nonzero entries), the ``mode`` chosen and the method's product prepared
     (``prepare_s`` counts all three); ``evaluate()`` runs the compressed products and
     decompresses them: a :class:`SparseOperator`."""
 
@@ -87,22 +92,26 @@ class SparsePrepared:
 
 
 def jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto",
-             ordering: str = "largest_first") -> SparseOperator:
-    """The Jacobian of ``fn`` at ``inputs`` as a sparse matrix, by ``method``'s products."""
-    return prepare_jacobian(fn, inputs, method, wrt, mode, ordering).evaluate()
+             ordering: str = "largest_first", options=None) -> SparseOperator:
+    """The Jacobian of ``fn`` at ``inputs`` as a sparse matrix, by ``method``'s products
+    (``mode="auto"`` on a symbolic method: its nonzero entries)."""
+    return prepare_jacobian(fn, inputs, method, wrt, mode, ordering, options).evaluate()
 
 
 def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto",
-                     ordering: str = "largest_first") -> SparsePrepared:
+                     ordering: str = "largest_first", options=None) -> SparsePrepared:
     """:func:`jacobian`'s prepare phase: detect, colour, choose the direction."""
     from . import _fit, prepare
     from .colouring import colour_columns, colour_rows
     from .coloured import jacobian_fd, jacobian_forward, jacobian_reverse
-    from .dense import TABLE, Native
+    from .dense import _SYMBOLIC_DIFF, TABLE, Native
     from .sparsity import jacobian_pattern
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}.")
+    if method in _SYMBOLIC_DIFF and mode == "auto":
+        from . import symbolic_sparse
+        return symbolic_sparse.prepare_jacobian(fn, inputs, method, wrt, options)
     started = time.perf_counter()
     problem, args, layout = _fit("jacobian", fn, inputs, wrt)
     pattern = jacobian_pattern(problem.fn, args, problem.wrt)
@@ -117,11 +126,13 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
             return np.asarray(problem.fn(np, *call), dtype=np.float64).ravel()
 
         x0 = layout.concat([args[i] for i in problem.wrt])
+        from .. import backends
+        step = backends.get(method, **(options or {})).step     # its default, or the option
         return SparsePrepared("jacobian", method, pattern, colouring,
                               f"{FD_SCHEMES[method]} differences", pattern.seconds, colour_s,
                               time.perf_counter() - started,
                               lambda: jacobian_fd(f_flat, x0, pattern, colouring,
-                                                  scheme=FD_SCHEMES[method]))
+                                                  scheme=FD_SCHEMES[method], step=step))
     has = {d: isinstance(TABLE[p].get(method), Native)
            for d, p in (("forward", "pushforward"), ("reverse", "pullback"))}
     if mode != "auto" and not has[mode]:
@@ -138,10 +149,10 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
     forward = rows is None or (columns is not None and columns.n_colours <= rows.n_colours)
     colour_s = time.perf_counter() - t0
     if forward:
-        jvp = prepare("pushforward", problem, args, method)
+        jvp = prepare("pushforward", problem, args, method, options=options)
         compress = lambda: jacobian_forward(lambda v: jvp.evaluate(args, v), pattern, columns)  # noqa: E731
     else:
-        vjp = prepare("pullback", problem, args, method)
+        vjp = prepare("pullback", problem, args, method, options=options)
         compress = lambda: jacobian_reverse(lambda u: vjp.evaluate(args, u), pattern, rows)  # noqa: E731
     return SparsePrepared("jacobian", method, pattern, columns if forward else rows,
                           "forward" if forward else "reverse", pattern.seconds, colour_s,
@@ -149,28 +160,36 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
 
 
 def hessian(fn, inputs, method: str = "engine", wrt=None, ordering: str = "largest_first",
-            kind: str = "auto") -> SparseOperator:
+            kind: str = "auto", options=None) -> SparseOperator:
     """The Hessian of scalar ``fn`` at ``inputs`` as a sparse matrix: one Hessian-vector
     product on ``method`` per colour of a ``colour_hessian`` colouring of ``kind``
-    (``auto``: the star or the column colouring, whichever has fewer colours)."""
-    return prepare_hessian(fn, inputs, method, wrt, ordering, kind).evaluate()
+    (``auto``: the star or the column colouring, whichever has fewer colours; on a
+    symbolic method its nonzero entries instead)."""
+    return prepare_hessian(fn, inputs, method, wrt, ordering, kind, options).evaluate()
 
 
 def prepare_hessian(fn, inputs, method: str = "engine", wrt=None,
-                    ordering: str = "largest_first", kind: str = "auto") -> SparsePrepared:
+                    ordering: str = "largest_first", kind: str = "auto",
+                    options=None) -> SparsePrepared:
     """:func:`hessian`'s prepare phase: detect, colour, prepare the method's HVP."""
     from . import _fit, prepare
-    from .colouring import colour_hessian
+    from .colouring import HESSIAN_KINDS, colour_hessian
     from .coloured import hessian_forward_over_reverse
+    from .dense import _SYMBOLIC_DIFF
     from .sparsity import hessian_pattern
 
+    if kind not in HESSIAN_KINDS:
+        raise ValueError(f"kind must be one of {', '.join(HESSIAN_KINDS)}, got {kind!r}.")
+    if method in _SYMBOLIC_DIFF and kind == "auto":
+        from . import symbolic_sparse
+        return symbolic_sparse.prepare_hessian(fn, inputs, method, wrt, options)
     started = time.perf_counter()
     problem, args, _ = _fit("hessian", fn, inputs, wrt)
     pattern = hessian_pattern(problem.fn, args, problem.wrt)
     t0 = time.perf_counter()
     colouring = colour_hessian(pattern, ordering, kind)
     colour_s = time.perf_counter() - t0
-    hvp = prepare("hvp", problem, args, method)
+    hvp = prepare("hvp", problem, args, method, options=options)
     return SparsePrepared("hessian", method, pattern, colouring,
                           f"{hvp.how}, {colouring.kind} colouring", pattern.seconds,
                           colour_s, time.perf_counter() - started,

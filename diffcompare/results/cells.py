@@ -302,13 +302,16 @@ OPERATORS_TABLE_DOCS = {
     "reference": ("", "What the error is measured against: an exact value from the inputs, cᵀJ "
                   "against the reference VJP for a Jacobian, central differences of the exact "
                   "gradient program at 100 digits for a Hessian (its columns) or H v."),
-    "colours": ("count", "Sparse operators: colours of the pattern used (compressed products)."),
-    "colour_lower_bound": ("count", "Sparse operators: the most nonzeros in one row (column) of the "
-                           "pattern, a bound no colouring beats; equal to colours is optimal."),
+    "colours": ("count", "Sparse operators: colours of the pattern used (compressed products); "
+                "empty for a symbolic method's nonzero entries (no colouring)."),
+    "colour_lower_bound": ("count", "Sparse operators: colours no colouring of its kind beats -- "
+                           "the most nonzeros in one row (column) of the pattern (equal to "
+                           "colours is optimal), 2 for a Hessian's star colouring."),
     "passes": ("count", "Sparse operators: products (or function calls) made per evaluation."),
-    "pattern_nnz": ("count", "Sparse operators: nonzeros of the detected sparsity pattern."),
+    "pattern_nnz": ("count", "Sparse operators: nonzeros of the detected sparsity pattern (a "
+                    "symbolic method's: of its nonzero entries)."),
     "mode": ("", "Sparse operators: the direction taken (forward, reverse, differences, "
-             "the HVP's way)."),
+             "the HVP's way and colouring kind, symbolic nonzero entries)."),
     "detect_s": ("s", "Sparse operators: seconds detecting the pattern (part of prepare_s)."),
     "colour_s": ("s", "Sparse operators: seconds colouring it (part of prepare_s)."),
     "conservative": ("", "Sparse operators: the ops whose pattern was over-approximated "
