@@ -281,6 +281,7 @@ def operator_accuracy(problem, operator, result, size, seed, cache_dir=None,
       else ``HESSIAN_SAMPLED_COLUMNS`` seeded ones) and H v: central differences of the exact
       gradient program (:func:`exact_gradient_program`) in mpmath at 100 digits with step
       ``HESSIAN_REFERENCE_STEP`` -- exact to far beyond float64, and none of the methods;
+      made once per (problem, size, seed) and cached (:func:`reference_hessian`);
     - else ``(None, "not-measured: ...")``."""
     dense = _dense(result)
     exact = problem.exact_operators.get(operator)
@@ -294,15 +295,58 @@ def operator_accuracy(problem, operator, result, size, seed, cache_dir=None,
         return (errors((c @ dense,), (_flat(reference.values),)),
                 f"cᵀJ against the reference VJP: {reference.label}")
     if operator.startswith("hessian") or operator == "hvp":
-        try:
-            return _hessian_accuracy(problem, operator, dense, size, seed, tangent)
-        except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, OverBudget) as exc:
-            return None, f"not-measured: no exact gradient program for a Hessian reference ({exc})"
+        reference = reference_hessian(problem, size, seed, tangent if operator == "hvp" else None,
+                                      cache_dir=cache_dir)
+        if not reference.values:
+            return None, reference.label
+        if operator == "hvp":
+            return errors((dense,), reference.values), reference.label
+        columns = hessian_reference_columns(dense.shape[0], seed)
+        rows = reference.values[0]             # row k: column columns[k] of H
+        if operator == "hessian_diagonal":     # H_jj: the j-th entry of column j
+            return (errors((dense[columns],), (np.array([r[j] for r, j in zip(rows, columns)]),)),
+                    reference.label)
+        return errors(tuple(dense[:, j] for j in columns), tuple(rows)), reference.label
     return None, f"not-measured: problem {problem.name!r} gives no exact {operator}"
 
 
-def _hessian_accuracy(problem, operator, dense, size, seed, tangent) -> tuple:
+def hessian_reference_columns(n: int, seed: int) -> list:
+    """The columns of H a Hessian reference holds: every one up to
+    ``HESSIAN_REFERENCE_COLUMNS`` inputs, else ``HESSIAN_SAMPLED_COLUMNS`` seeded ones."""
+    if n <= HESSIAN_REFERENCE_COLUMNS:
+        return list(range(n))
+    return sorted(int(j) for j in np.random.default_rng(seed).choice(
+        n, HESSIAN_SAMPLED_COLUMNS, replace=False))
+
+
+def reference_hessian(problem, size, seed, tangent=None, cache_dir=None) -> Reference:
+    """The Hessian reference of ``operator_accuracy``, computed once per (problem, size, seed)
+    and cached on disk beside the gradient's (keyed likewise, and by ``tangent``): H v for a
+    ``tangent``, else the columns ``hessian_reference_columns`` names as the rows of one
+    ``(columns, n)`` array of mpf.  Where none can be made (no exact gradient program, over
+    ``SYMBOLIC_BUDGET_S``) its ``values`` are empty and its label says why -- cached too, so
+    the next method of the cell does not spend the budget again."""
     inputs = problem.inputs(size, seed)
+    kind = "hessian" if tangent is None else "hvp"
+    key = _cache_key(problem, size, seed, inputs, tangent,
+                     extra=f"{kind}-{HESSIAN_REFERENCE_COLUMNS}-{HESSIAN_SAMPLED_COLUMNS}-"
+                           f"{HESSIAN_REFERENCE_STEP}")
+    path = pathlib.Path(cache_dir or default_cache_dir()) / f"{key}-{kind}.json"
+    if path.exists():
+        try:
+            return _load(path)
+        except (ValueError, KeyError, OSError):
+            path.unlink()              # a damaged cache entry is recomputed
+    try:
+        reference = _hessian_reference(problem, inputs, seed, tangent)
+    except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, OverBudget) as exc:
+        reference = Reference((), "not-measured: no exact gradient program for a Hessian "
+                                  f"reference ({exc})", 0)
+    _save(path, reference)
+    return reference
+
+
+def _hessian_reference(problem, inputs, seed, tangent) -> Reference:
     if not _symbolic_supports(problem):
         raise NotImplementedError("SymPy does not take this problem")
     with time_budget(SYMBOLIC_BUDGET_S):
@@ -317,25 +361,19 @@ def _hessian_accuracy(problem, operator, dense, size, seed, tangent) -> tuple:
                 down = gradient_at([a - h * b for a, b in zip(x, v)])
                 return np.array([(u - d) / (2 * h) for u, d in zip(up, down)], dtype=object)
 
-            if operator == "hvp":
-                v = [mpmath.mpf(float(t)) for t in tangent]
-                return (errors((dense,), (along(v),)),
-                        f"H v by central differences (h = {HESSIAN_REFERENCE_STEP}) of the exact "
-                        f"gradient program at {2 * DIGITS} digits")
-            columns = (range(n) if n <= HESSIAN_REFERENCE_COLUMNS else sorted(
-                np.random.default_rng(seed).choice(n, HESSIAN_SAMPLED_COLUMNS, replace=False)))
+            how = (f"by central differences (h = {HESSIAN_REFERENCE_STEP}) of the exact "
+                   f"gradient program at {2 * DIGITS} digits")
+            if tangent is not None:
+                return Reference((along([mpmath.mpf(float(t)) for t in tangent]),),
+                                 f"H v {how}", 2 * DIGITS)
+            columns = hessian_reference_columns(n, seed)
             eye = np.eye(n)
-            reference = [along([mpmath.mpf(e) for e in eye[j]]) for j in columns]
-    if operator == "hessian_diagonal":      # H_jj: the j-th entry of column j
-        picked, reference = [dense[list(columns)]], [np.array([r[j] for r, j in
-                                                               zip(reference, columns)])]
-    else:
-        picked = [dense[:, j] for j in columns]
+            rows = np.empty((len(columns), n), dtype=object)
+            for k, j in enumerate(columns):
+                rows[k] = along([mpmath.mpf(e) for e in eye[j]])
     which = "every column" if n <= HESSIAN_REFERENCE_COLUMNS else \
         f"{HESSIAN_SAMPLED_COLUMNS} seeded columns of {n}"
-    return (errors(tuple(picked), tuple(reference)),
-            f"{which} by central differences (h = {HESSIAN_REFERENCE_STEP}) of the exact "
-            f"gradient program at {2 * DIGITS} digits")
+    return Reference((rows,), f"{which} {how}", 2 * DIGITS)
 
 
 def _dense(result) -> np.ndarray:
@@ -382,7 +420,7 @@ def errors(grads, reference) -> dict:
 
 # --- cache -------------------------------------------------------------------------
 
-def _cache_key(problem, size, seed, inputs, cotangent) -> str:
+def _cache_key(problem, size, seed, inputs, cotangent, extra: str = "") -> str:
     h = hashlib.sha256()
     for a in inputs:
         a = np.ascontiguousarray(a)
@@ -396,7 +434,7 @@ def _cache_key(problem, size, seed, inputs, cotangent) -> str:
         h.update(repr(code.co_consts).encode())
         h.update(repr(code.co_names).encode())
     h.update(repr(problem.wrt).encode())
-    h.update(f"v{CACHE_VERSION}-{DIGITS}-{SYMBOLIC_LIMIT}-{MAX_DAG_EDGES}".encode())
+    h.update(f"v{CACHE_VERSION}-{DIGITS}-{SYMBOLIC_LIMIT}-{MAX_DAG_EDGES}{extra}".encode())
     return f"{problem.name}-{size}-{seed}-{h.hexdigest()[:16]}"
 
 

@@ -201,7 +201,8 @@ SLOW_OPERATOR_SAMPLES = 3
 def prepare_group(problem_name, size, seed, dtype="float64", options=None, backend_names=()):
     """Work every backend of one (problem, size, seed, dtype) shares, done by the runner's
     worker before the first backend: importing each backend's library, the accuracy
-    reference (cached on disk, so each cell then only loads it) and the kinks the inputs
+    references (the gradient's, and the Hessian's and H v's where the cell measures those
+    operators; cached on disk, so each cell then only loads them) and the kinks the inputs
     reach (``kink_facts``, kept in this process). No cell's time or time limit then depends
     on which backend ran first, e.g. after a resumed run."""
     for name in backend_names:
@@ -209,7 +210,25 @@ def prepare_group(problem_name, size, seed, dtype="float64", options=None, backe
     cache_dir = (options or {}).get("cache_dir")
     problem = problems.get(problem_name)
     accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
+    _hessian_references(problem, size, seed, (options or {}).get("operators", ()), cache_dir)
     kink_facts(problem, size, seed, dtype, cell_inputs(problem, size, seed, dtype)[1])
+
+
+def _hessian_references(problem, size, seed, run_operators, cache_dir):
+    """The Hessian references the cell's operators will be judged by
+    (``accuracy.reference_hessian``), made and cached before the first method."""
+    from ..operators.measured import tangent
+
+    needed = {"hvp" if name == "hvp" else "hessian"
+              for name in cell_operators(problem, run_operators)
+              if (name.startswith("hessian") or name == "hvp")
+              and name not in problem.exact_operators}
+    if problem.vector_output:
+        return                       # the cells refuse the scalar operators
+    n = int(sum(np.size(a) for i, a in enumerate(problem.inputs(size, seed)) if i in problem.wrt))
+    for kind in sorted(needed):
+        accuracy.reference_hessian(problem, size, seed, tangent(n, seed) if kind == "hvp" else None,
+                                   cache_dir=cache_dir)
 
 
 def cell_inputs(problem, size, seed, dtype) -> tuple:

@@ -54,6 +54,11 @@ def test_native_pairs_are_ok_and_exact_the_others_say_why(run):
     assert other["status"] == "unsupported" and "needs a vector output" in other["message"]
     other = rows[("runner_test_banded", "torch", "hessian")]
     assert other["status"] == "unsupported" and "needs a scalar output" in other["message"]
+    # one Hessian reference for the group, made before the first method and read by each
+    refs = sorted(p.name for p in (run.folder.parent / "refs").glob("runner_test_cubes-*-hessian.json"))
+    assert len(refs) == 1, refs
+    labels = {rows[("runner_test_cubes", b, "hessian")]["reference"] for b in ("engine", "torch")}
+    assert len(labels) == 1
     # the problem's own operator (the Hessian diagonal) is measured too, once
     assert rows[("runner_test_cubes", "engine", "hessian_diagonal")]["status"] == "ok"
     assert set(run.results.cells["status"]) == {"ok"}       # an operator's row never fails a cell
