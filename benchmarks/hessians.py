@@ -12,8 +12,16 @@ Part 1 -- dense Hessians through ``diffcompare.operators.prepare("hessian", ...)
   parameters: α, μ and the inverse-covariance factors); no closed form, so its error column
   is the largest difference from the engine's Hessian (marked ``~``);
 - ``banded``: Σ a_i x_i² + Σ b_i x_i x_{i+1} (a quadratic form with tridiagonal A, written
-  elementwise): exact tridiagonal Hessian; here also ``operators.hessian(..., sparse=True)``
-  (detected pattern, symmetric colouring, one HVP per colour).
+  elementwise): exact tridiagonal Hessian;
+- ``arrowhead``: Σ a_i x_i² + x_0 Σ_{i≥1} b_i x_i: exact arrowhead Hessian (a dense first
+  row and column, the diagonal).
+
+For ``banded`` and ``arrowhead`` also the sparse Hessians (``operators.sparse.prepare_hessian``:
+detected pattern, colouring, one HVP per colour, decompressed; its ``evaluate`` timed):
+``sparse <m> (star)`` with the star colouring (symmetric recovery), ``sparse <m> (column)``
+with the symmetric pattern's column colouring, and ``sparse sympy (entries)``, the
+symbolic nonzero entries derived per nonzero (no colours).  The bracket gives the prepare
+seconds and the colours.
 
 Methods: ``engine`` (n reverse passes through the gradient's graph), ``jax-jit``
 (``jax.hessian``: forward over reverse, compiled), ``torch`` (``torch.func.hessian``: forward
@@ -51,12 +59,14 @@ import numpy as np  # noqa: E402
 from cpu_median import cpu_median  # noqa: E402 -- benchmarks/, the script's folder
 from diffcompare import operators  # noqa: E402
 from diffcompare.backends.base import Unavailable  # noqa: E402
-from diffcompare.operators.coloured import hessian_forward_over_reverse  # noqa: E402
 from diffcompare.problems.catalog.adbench import gmm, gmm_inputs  # noqa: E402
 from diffcompare.problems.catalog.classic import quadratic_form  # noqa: E402
 
 METHODS = ("engine", "jax-jit", "torch", "autograd", "sympy", "fd-central")
-SPARSE_METHODS = ("engine", "jax-jit", "torch")
+#: the sparse Hessian rows: (method, colouring kind); sympy's "auto" is its nonzero entries
+SPARSE_ROWS = tuple((m, k) for m in ("engine", "jax-jit", "torch") for k in ("star", "column")) \
+    + (("sympy", "auto"),)
+SPARSE_PROBLEMS = ("banded", "arrowhead")
 HVP_METHODS = ("engine", "jax-jit", "torch", "autograd")
 
 
@@ -104,6 +114,17 @@ def banded_hvp(v, x, a, b):
     return out
 
 
+def arrowhead(xp, x, a, b):
+    """Σ a_i x_i² + x_0 Σ_{i≥1} b_i x_i: x_0 couples to every other input."""
+    return xp.sum(a * x * x) + x[0] * xp.sum(b * x[1:])
+
+
+def arrowhead_hessian(x, a, b):
+    h = np.diag(2 * a)
+    h[0, 1:] = h[1:, 0] = b
+    return h
+
+
 def problems(samples_n):
     gmm_k = lambda n: max(1, round(n / 6))          # noqa: E731 -- 6 K parameters at d = 2
     return {
@@ -114,6 +135,7 @@ def problems(samples_n):
         "logistic": (logistic, lambda n: logistic_inputs(n, samples_n), logistic_hessian),
         "gmm": (gmm, lambda n: gmm_inputs(gmm_k(n), 0, d=2, n=100), None),
         "banded": (banded, banded_inputs, banded_hessian),
+        "arrowhead": (arrowhead, banded_inputs, arrowhead_hessian),
     }
 
 
@@ -143,7 +165,9 @@ def predict(points, n):
 def dense_hessians(name, fn, make, exact, sizes, methods, cap, prepare_cap, samples, sparse):
     print(f"\n## {name}: Hessian, CPU s per evaluation (prepare s in brackets), max abs error "
           f"{'against the closed form' if exact else '~ = against the engine (no closed form)'}")
-    rows = list(methods) + ([f"sparse {m}" for m in SPARSE_METHODS] if sparse else [])
+    label = {"star": "star", "column": "column", "auto": "entries"}
+    sparse_rows = {f"sparse {m} ({label[k]})": (m, k) for m, k in SPARSE_ROWS} if sparse else {}
+    rows = list(methods) + list(sparse_rows)
     history = {m: [] for m in rows}     # (n, prepare s) for the prepare cap
     growth = {m: [] for m in rows}      # (n, eval)
     cells = {m: {} for m in rows}
@@ -165,19 +189,17 @@ def dense_hessians(name, fn, make, exact, sizes, methods, cap, prepare_cap, samp
                                      else f"capped (prepare ~{guess_prep:.0f} s)")
                 continue
             try:
-                if m.startswith("sparse "):
-                    # detect + colour once (operators.hessian(sparse=True)), then time the
-                    # evaluation alone: one prepared HVP per colour, decompressed -- the
-                    # calls operators.sparse.hessian makes
-                    method = m.split()[1]
-                    r = operators.hessian(fn, inputs, method=method, wrt=wrt, sparse=True)
-                    hvp = operators.prepare("hvp", fn, inputs, method, wrt)
-                    call = lambda: hessian_forward_over_reverse(  # noqa: E731
-                        lambda v: hvp.evaluate(inputs, v), r.pattern, r.colouring)
-                    secs_eval, res = cpu_median(call, samples)
+                if m in sparse_rows:
+                    # detect + colour + prepare the HVP once, then time the evaluation alone:
+                    # one HVP per colour, decompressed (sympy: its nonzero entries, one call)
+                    method, kind = sparse_rows[m]
+                    prepared = operators.sparse.prepare_hessian(fn, inputs, method, wrt,
+                                                                kind=kind)
+                    secs_eval, res = cpu_median(prepared.evaluate, samples)
                     out = res.matrix.toarray()
-                    prep = f"{r.prepare_s:.3f} + {hvp.prepare_s:.2f}, {r.colouring.n_colours} col."
-                    extra = r.prepare_s + hvp.prepare_s
+                    colours = "" if res.colouring is None else f", {res.colouring.n_colours} col."
+                    prep = f"{prepared.prepare_s:.3f}{colours}"
+                    extra = prepared.prepare_s
                 else:
                     op = operators.prepare("hessian", fn, inputs, m, wrt)
                     secs_eval, out = cpu_median(lambda: op.evaluate(inputs), samples)
@@ -258,7 +280,7 @@ def hvps(sizes, samples, cap):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--problems", default="quadratic,logistic,gmm,banded")
+    parser.add_argument("--problems", default="quadratic,logistic,gmm,banded,arrowhead")
     parser.add_argument("--sizes", default="10,30,100,300,1000")
     parser.add_argument("--methods", default=",".join(METHODS))
     parser.add_argument("--cap", type=float, default=3.0,
@@ -277,7 +299,7 @@ def main():
         all_growth[name] = dense_hessians(name, fn, make, exact, sizes,
                                           args.methods.split(","), args.cap, args.prepare_cap,
                                           args.samples,
-                                          sparse=name == "banded")
+                                          sparse=name in SPARSE_PROBLEMS)
     growth_table(all_growth)
     if args.hvp_sizes:
         hvps([int(s) for s in args.hvp_sizes.split(",")], args.samples, args.cap)

@@ -99,3 +99,33 @@ def test_a_suites_unknown_operator_is_refused_listing_the_names(rt):
     with pytest.raises(SuiteError, match=r"unknown operator\(s\) 'hessain'; the operators are "
                                          r"jacobian, jacobian_sparse, hessian, hessian_sparse"):
         rt.make_suite([{"backends": ["engine"], "sizes": [3]}], operators=["hessain"])
+
+
+def test_the_report_shows_hessian_growth_with_the_size():
+    import types
+
+    import pandas as pd
+
+    from diffcompare.report.sections import operators as section
+    from diffcompare.results.cells import OPERATORS_TABLE_COLUMNS
+
+    def row(size, backend, operator, seconds, status="ok", problem="rosen"):
+        r = dict.fromkeys(OPERATORS_TABLE_COLUMNS, float("nan"))
+        r.update(problem=problem, size=size, seed=0, backend=backend, dtype="float64", message="",
+                 operator=operator, status=status, evaluate_s=seconds)
+        return r
+
+    frame = pd.DataFrame([row(10, "engine", "hessian", 1e-3), row(100, "engine", "hessian", 1e-1),
+                          row(10, "torch", "hessian_sparse", 2e-3),
+                          row(100, "torch", "hessian_sparse", 2e-3),
+                          row(100, "jax-jit", "hvp", 5e-4),
+                          row(1000, "engine", "hessian", None, "unsupported"),
+                          row(5, "single", "hessian", 1.0, problem="one_size")],
+                         columns=OPERATORS_TABLE_COLUMNS)
+    data = types.SimpleNamespace(catalog={}, operators=lambda: frame)
+    body = str(section.build(data).body)
+    assert "Hessian growth with the size" in body
+    growth = body[body.index("Hessian growth"):]
+    assert "size 10" in growth and "size 100" in growth and "size 1000" not in growth
+    assert ">2.00<" in growth and ">0.00<" in growth      # n² for the dense, flat for the sparse
+    assert "one_size" not in growth                        # a single size shows no growth

@@ -1,8 +1,11 @@
 """Operators: derivatives beyond the gradient -- which method computes which operator
 natively (the capability table the run recorded in ``catalog.json``), and the operators
 measured per problem and size (``Results.operators()``: time with prepare apart, colours and
-passes of the sparse ones, error against the row's reference)."""
+passes of the sparse ones, error against the row's reference), and the second-order
+operators' growth with the size (time against size per method, its fitted exponent)."""
 from __future__ import annotations
+
+import numpy as np
 
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
 from ..html import badge, join, p, scroll, table, tag
@@ -10,7 +13,8 @@ from . import Section
 
 
 def build(data) -> Section:
-    parts = _capabilities(data.catalog.get("operator_capabilities") or {}) + _measured(data)
+    parts = (_capabilities(data.catalog.get("operator_capabilities") or {}) + _measured(data)
+             + _growth(data))
     if not parts:
         parts = [p("No derivative operators were measured and the run recorded no capability "
                    "table (add some with ", tag("code", "diffcompare run --operators jacobian"),
@@ -78,3 +82,42 @@ def _measured(data) -> list:
             *[p(tag("span", prob, class_="name"), ": ", ", ".join(ops), " not measured: ",
                 "they need the other kind of output (a Jacobian a vector output, a Hessian or "
                 "HVP a scalar one).", class_="muted") for prob, ops in skipped.items()]]
+
+
+#: the second-order operators whose growth with the size the section shows
+GROWTH_OPERATORS = ("hessian", "hessian_sparse", "hvp")
+
+
+def _growth(data) -> list:
+    """Per problem measured at two sizes or more: each method's median seconds of a Hessian,
+    sparse Hessian or HVP at each size, and the exponent p of t ~ size^p fitted over them
+    (n reverse passes, forward over reverse and a closed form part by orders of magnitude)."""
+    frame = data.operators()
+    ok = frame[(frame["dtype"] == "float64") & (frame["status"] == "ok")
+               & frame["operator"].isin(GROWTH_OPERATORS) & (frame["evaluate_s"] > 0)]
+    tables = []
+    for prob in dict.fromkeys(ok["problem"]):
+        sub = ok[ok["problem"] == prob]
+        sizes = sorted(int(s) for s in sub["size"].unique())
+        if len(sizes) < 2:
+            continue
+        rows = []
+        for (op, method), g in sub.groupby(["operator", "backend"], sort=False):
+            t = g.groupby("size")["evaluate_s"].median()
+            slope = (np.polyfit(np.log(t.index.astype(float)), np.log(t.values), 1)[0]
+                     if len(t) >= 2 else None)
+            fit = "" if slope is None else f"{round(float(slope), 2) + 0.0:.2f}"   # no "-0.00"
+            rows.append([tag("span", op, class_="name whole"),
+                         tag("span", method, class_="name whole"),
+                         *[fmt_seconds(t[n]) if n in t.index else "" for n in sizes], fit])
+        tables += [p(tag("span", prob, class_="name"), ":"),
+                   scroll(table(["operator", "method", *[f"size {n}" for n in sizes], "p"], rows,
+                                num_cols=set(range(2, len(sizes) + 3)), cls="compact"))]
+    if not tables:
+        return []
+    return [tag("h3", "Hessian growth with the size", id="hessian-growth"),
+            p("Median seconds of one evaluation per size, and the exponent p of time ~ size^p "
+              "fitted over the sizes measured (small sizes are mostly overhead): a dense "
+              "Hessian by n reverse passes grows a power faster than a sparse one with a "
+              "fixed number of colours, or than one Hessian-vector product."),
+            *tables]
