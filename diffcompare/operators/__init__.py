@@ -227,7 +227,7 @@ def sparse_module(operator, method):
 def __getattr__(name):
     """The submodules on first use (``operators.sparse.jacobian(...)``): they need SciPy and
     networkx, which the dense operators do not."""
-    if name in ("sparse", "sparsity", "colouring", "coloured", "symbolic_sparse"):
+    if name in ("sparse", "sparsity", "colouring", "coloured", "symbolic_sparse", "peers"):
         from importlib import import_module
 
         return import_module(f"{__name__}.{name}")

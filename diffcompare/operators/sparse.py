@@ -92,15 +92,22 @@ class SparsePrepared:
 
 
 def jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto",
-             ordering: str = "largest_first", options=None) -> SparseOperator:
+             ordering: str = "largest_first", options=None, peer=None) -> SparseOperator:
     """The Jacobian of ``fn`` at ``inputs`` as a sparse matrix, by ``method``'s products
-    (``mode="auto"`` on a symbolic method: its nonzero entries)."""
-    return prepare_jacobian(fn, inputs, method, wrt, mode, ordering, options).evaluate()
+    (``mode="auto"`` on a symbolic method: its nonzero entries; ``peer="sparsejac"``: that
+    library's coloured products on a JAX method, :mod:`~diffcompare.operators.peers`)."""
+    return prepare_jacobian(fn, inputs, method, wrt, mode, ordering, options, peer).evaluate()
 
 
 def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str = "auto",
-                     ordering: str = "largest_first", options=None) -> SparsePrepared:
+                     ordering: str = "largest_first", options=None,
+                     peer=None) -> SparsePrepared:
     """:func:`jacobian`'s prepare phase: detect, colour, choose the direction."""
+    if peer is not None:
+        from . import peers
+        if peer not in peers.PEERS:
+            raise ValueError(f"peer must be one of {', '.join(peers.PEERS)} (or None), got {peer!r}.")
+        return peers.prepare_sparsejac(fn, inputs, method, wrt, mode, ordering, options)
     from . import _fit, prepare
     from .colouring import colour_columns, colour_rows
     from .coloured import jacobian_fd, jacobian_forward, jacobian_reverse
