@@ -1,7 +1,10 @@
 #!/usr/bin/env python
 """Sparse Jacobians of ADBench's bundle adjustment through ``diffcompare.operators``: coloured
 forward mode (engine, ``jax-jit``, ``torch``), coloured reverse mode (engine), coloured central
-differences (``fd-central``), against the dense Jacobian (``operators.jacobian``) where it fits.
+differences (``fd-central``), the peer ``sparsejac`` on ``jax-jit`` (optional extra; its own
+colouring, compression and decompression under one ``jax.jit``, given the detected pattern:
+``operators.sparse.prepare_jacobian(..., peer="sparsejac")``, its ``evaluate`` timed),
+against the dense Jacobian (``operators.jacobian``) where it fits.
 
 Per size and method: ``operators.sparse.jacobian(fn, inputs, method, wrt, mode)`` once (its
 pattern, colouring, passes and the seconds of detection and colouring: the *prepare* phase),
@@ -37,6 +40,7 @@ import numpy as np  # noqa: E402
 
 from cpu_median import cpu_median  # noqa: E402 -- benchmarks/, the script's folder
 from diffcompare import operators  # noqa: E402
+from diffcompare.backends.base import Unavailable  # noqa: E402
 from diffcompare.measure.memory import peak_bytes  # noqa: E402
 from diffcompare.operators import sparse as sparse_ops  # noqa: E402
 from diffcompare.operators.coloured import jacobian_fd, jacobian_forward, jacobian_reverse  # noqa: E402
@@ -51,7 +55,8 @@ SPARSE = (("forward, engine-jvp", "engine-jvp", "forward"),
           ("forward, jax-jit", "jax-jit", "forward"),
           ("forward, torch", "torch", "forward"),
           ("central FD, fd-central", "fd-central", "auto"),
-          ("reverse, engine", "engine", "reverse"))
+          ("reverse, engine", "engine", "reverse"),
+          ("forward, sparsejac on jax-jit (peer)", "jax-jit", "sparsejac"))
 DENSE = (("dense, engine (m reverse passes)", "engine"),
          ("dense, jax-jit (jax.jacrev)", "jax-jit"),
          ("dense, torch (torch.func.jacrev)", "torch"),
@@ -84,12 +89,20 @@ def sparse_row(label, method, mode, inputs, samples, f_flat, x0):
     t0 = time.process_time()
     note = ""
     try:
-        r = sparse_ops.jacobian(bundle_adjustment, inputs, method=method, wrt=WRT, mode=mode)
-    except operators.OperatorUnsupported as exc:
-        return None, exc.reason
+        if mode == "sparsejac":
+            prepared = sparse_ops.prepare_jacobian(bundle_adjustment, inputs, method, WRT,
+                                                   peer="sparsejac")
+            r = prepared.evaluate()
+        else:
+            r = sparse_ops.jacobian(bundle_adjustment, inputs, method=method, wrt=WRT, mode=mode)
+    except (operators.OperatorUnsupported, Unavailable) as exc:
+        return None, getattr(exc, "reason", str(exc))
     first_cpu = time.process_time() - t0
     t1 = time.perf_counter()
-    if method == "fd-central":
+    if mode == "sparsejac":           # jit-compiled in prepare: the product is the whole call
+        call = prepared.evaluate
+        product_prepare = prepared.prepare_s - r.prepare_s
+    elif method == "fd-central":
         call = lambda: jacobian_fd(f_flat, x0, r.pattern, r.colouring, "central")  # noqa: E731
     elif r.mode == "forward":
         op = operators.prepare("pushforward", bundle_adjustment, inputs, method, WRT)
@@ -99,7 +112,8 @@ def sparse_row(label, method, mode, inputs, samples, f_flat, x0):
         op = operators.prepare("pullback", bundle_adjustment, inputs, method, WRT)
         call = lambda: jacobian_reverse(lambda u: op.evaluate(inputs, u), r.pattern,  # noqa: E731
                                         r.colouring)
-    product_prepare = time.perf_counter() - t1
+    if mode != "sparsejac":
+        product_prepare = time.perf_counter() - t1
     secs, res = cpu_median(call, samples)
     if not np.array_equal(res.matrix.data, r.matrix.data):
         note += " (re-evaluation differs from operators.sparse.jacobian's matrix!)"
