@@ -39,7 +39,7 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_
 import numpy as np  # noqa: E402
 
 from cpu_median import cpu_median  # noqa: E402 -- benchmarks/, the script's folder
-from diffcompare import operators  # noqa: E402
+from diffcompare import backends, operators  # noqa: E402
 from diffcompare.backends.base import Unavailable  # noqa: E402
 from diffcompare.measure.memory import peak_bytes  # noqa: E402
 from diffcompare.operators import sparse as sparse_ops  # noqa: E402
@@ -91,7 +91,7 @@ def sparse_row(label, method, mode, inputs, samples, f_flat, x0):
     try:
         if mode == "sparsejac":
             prepared = sparse_ops.prepare_jacobian(bundle_adjustment, inputs, method, WRT,
-                                                   peer="sparsejac")
+                                                   mode="forward", peer="sparsejac")
             r = prepared.evaluate()
         else:
             r = sparse_ops.jacobian(bundle_adjustment, inputs, method=method, wrt=WRT, mode=mode)
@@ -103,7 +103,9 @@ def sparse_row(label, method, mode, inputs, samples, f_flat, x0):
         call = prepared.evaluate
         product_prepare = prepared.prepare_s - r.prepare_s
     elif method == "fd-central":
-        call = lambda: jacobian_fd(f_flat, x0, r.pattern, r.colouring, "central")  # noqa: E731
+        step = backends.get(method).step             # the method's step, as the route takes
+        call = lambda: jacobian_fd(f_flat, x0, r.pattern, r.colouring, "central",  # noqa: E731
+                                   step=step)
     elif r.mode == "forward":
         op = operators.prepare("pushforward", bundle_adjustment, inputs, method, WRT)
         call = lambda: jacobian_forward(lambda v: op.evaluate(inputs, v), r.pattern,  # noqa: E731
