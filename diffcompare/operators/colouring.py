@@ -92,7 +92,8 @@ def colour_hessian(pattern, ordering: str = "largest_first", kind: str = "auto")
     - ``"auto"``: both, the one with fewer colours (the column colouring on a tie: its
       recovery reads each entry where it is).
 
-    ``ordering``: the greedy order (``STAR_ORDERINGS`` for star colouring)."""
+    ``ordering``: the greedy order; star colouring takes the fixed orders
+    (``STAR_ORDERINGS``), so ``auto`` with a dynamic one is the column colouring."""
     if kind not in HESSIAN_KINDS:
         raise ValueError(f"kind must be one of {', '.join(HESSIAN_KINDS)}, got {kind!r}.")
     m = _matrix(pattern)

@@ -3,11 +3,11 @@ one way: through this package.
 
 ``prepare(name, problem, inputs, method, seed, options)`` -> :class:`Measured`, its prepare
 phase done and timed (``prepare_s``), the method built with ``options`` (the cell's
-``backend_options``: a difference step, a device); ``evaluate()`` computes the operator once more at the same
-inputs -- what a cell times.  ``jacobian``, ``hessian`` and ``hvp`` are the dense operators
-(:func:`diffcompare.operators.prepare`, the methods' own machinery as ``dense.TABLE`` says);
-``jacobian_sparse`` and ``hessian_sparse`` the detected, coloured, compressed ones
-(:mod:`~diffcompare.operators.sparse`); ``hessian_diagonal`` the backend's own
+``backend_options``: a difference step, a device); ``evaluate()`` computes the operator once
+more at the same inputs -- what a cell times.  ``jacobian``, ``hessian`` and ``hvp`` are the
+dense operators (:func:`diffcompare.operators.prepare`, the methods' own machinery as
+``dense.TABLE`` says); ``jacobian_sparse`` and ``hessian_sparse`` the detected, coloured,
+compressed ones (:mod:`~diffcompare.operators.sparse`; a symbolic method's nonzero entries); ``hessian_diagonal`` the backend's own
 (``Backend.product``: the engine, JAX, torch and fd-central have one).  An operator the
 method cannot compute, or one for the other kind of output, raises
 :class:`~diffcompare.operators.OperatorUnsupported` with the reason.

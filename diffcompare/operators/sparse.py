@@ -106,7 +106,8 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
     if peer is not None:
         from . import peers
         if peer not in peers.PEERS:
-            raise ValueError(f"peer must be one of {', '.join(peers.PEERS)} (or None), got {peer!r}.")
+            raise ValueError(f"peer must be one of {', '.join(peers.PEERS)} (or None), "
+                             f"got {peer!r}.")
         return peers.prepare_sparsejac(fn, inputs, method, wrt, mode, ordering, options)
     from . import _fit, prepare
     from .colouring import colour_columns, colour_rows
