@@ -7,8 +7,9 @@ phase done and timed (``prepare_s``), the method built with ``options`` (the cel
 more at the same inputs -- what a cell times.  ``jacobian``, ``hessian`` and ``hvp`` are the
 dense operators (:func:`diffcompare.operators.prepare`, the methods' own machinery as
 ``dense.TABLE`` says); ``jacobian_sparse`` and ``hessian_sparse`` the detected, coloured,
-compressed ones (:mod:`~diffcompare.operators.sparse`; a symbolic method's nonzero entries); ``hessian_diagonal`` the backend's own
-(``Backend.product``: the engine, JAX, torch and fd-central have one).  An operator the
+compressed ones (:mod:`~diffcompare.operators.sparse`; a symbolic method's nonzero
+entries); ``hessian_diagonal`` the backend's own (``Backend.product``: the engine, JAX,
+torch and fd-central have one).  An operator the
 method cannot compute, or one for the other kind of output, raises
 :class:`~diffcompare.operators.OperatorUnsupported` with the reason.
 
