@@ -25,9 +25,6 @@ def substitute(problem, inputs, wrt_values):
 
 class EngineBackend(Backend):
     name = "engine"
-    xp_namespace = "engine"
-    family = "engine"
-    mode = "reverse"
     timed_path = "the engine's tensors over NumPy (the function without recording a graph)"
     product_limits = {
         "jacobian": (1_000_000, "one reverse pass per output element: about 8 s a call at 2.3 M "

@@ -49,8 +49,6 @@ class EngineJvpBackend(EngineBackend):
     """The engine in forward mode: ``functional.jvp`` per unit tangent."""
 
     name = "engine-jvp"
-    family = "engine"
-    mode = "forward"
 
     def __init__(self, max_inputs: int = 300):
         self.max_inputs = int(max_inputs)
@@ -108,10 +106,6 @@ class JaxJacfwdBackend(Backend):
 
     name = "jax-jacfwd"
     timed_path = "XLA executables (jax.jit)"
-    xp_namespace = "jax"
-    family = "jax"
-    devices = ("cpu", "gpu")
-    mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)
     numpy_arrays = False         # XLA's buffers: tracemalloc would see none of them
 

@@ -470,10 +470,6 @@ def _placement(jax, x64: bool, device, matmul_precision: str):
 
 
 class _JaxBackend(Backend):
-    xp_namespace = "jax"
-    family = "jax"
-    devices = DEVICES
-    mode = "reverse"
     requires = ("jax", INSTALL_HINT)
     numpy_arrays = False
     jit = True
@@ -819,7 +815,6 @@ class JaxJitCpuBackend(JaxJitBackend):
     (``device = "gpu"`` moves ``jax-jit``, never this one)."""
 
     name = "jax-jit-cpu"
-    devices = ("cpu",)
 
 
 class JaxJitTf32Backend(JaxJitBackend):

@@ -347,8 +347,6 @@ MANUAL_GRADIENTS = {spec.name: spec for spec in [
 
 class ManualBackend(Backend):
     name = "manual"
-    family = "manual"
-    mode = "reverse"
 
     #: relative tolerance of the prepare-time check that ``problem.fn`` computes the same value
     value_check_rtol = 1e-9

@@ -401,9 +401,6 @@ class SympyBackend(Backend):
 
     name = "sympy"
     timed_path = "generated NumPy code (lambdify)"
-    xp_namespace = "sympy"
-    family = "symbolic"
-    exact = True
     use_cse = False
 
     #: defaults of the limits (subclasses differ); ``seconds_per_op`` is the measured cost of

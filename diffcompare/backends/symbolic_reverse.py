@@ -40,7 +40,6 @@ class SympyReverseBackend(SympyBackend):
     """
 
     name = "sympy-reverse"
-    mode = "reverse"
     use_cse = True
     limits = {"max_inputs": 5000, "max_symbols": 20_000, "max_tree_ops": 2_000_000,
               "max_diff_ops": 100_000}

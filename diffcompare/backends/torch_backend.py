@@ -66,9 +66,6 @@ class _State:
 class TorchBackend(Backend):
     name = "torch"
     timed_path = "torch eager (the function under no_grad)"
-    xp_namespace = "torch"
-    family = "torch"
-    mode = "reverse"
     numpy_arrays = False
     requires = (("torch", INSTALL_HINT), ("array_api_compat", COMPAT_HINT))
 

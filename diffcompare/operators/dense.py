@@ -386,30 +386,6 @@ def _numdifftools(kind):
 
 # --- the table ------------------------------------------------------------------------
 
-#: how each method computes a gradient and a pullback (``Backend.vjp``)
-_VJP_HOW = {
-    "engine": "one reverse pass (autograd.grad)",
-    "manual": "hand-written reverse pass",
-    "sympy": "symbolic closed form (sympy.diff per input, lambdified)",
-    "sympy-cse": "symbolic closed form (sympy.diff per input, CSE, lambdified)",
-    "sympy-reverse": "symbolic reverse accumulation over the expression DAG, lambdified",
-    "symengine": "symbolic closed form (SymEngine diff per input, Lambdify)",
-    "fd-forward": "forward differences of f, n + 1 evaluations",
-    "fd-central": "central differences of f, 2n evaluations",
-    "fd-complex-step": "complex step Im f(x + ih e_j) / h, n evaluations",
-    "fd-richardson": "Richardson-extrapolated central differences of f, 6n evaluations",
-    "jax-jit": "jax.grad / jax.vjp under jit",
-    "jax-eager": "jax.grad / jax.vjp, eager",
-    "jax-jit-tf32": "jax.grad / jax.vjp under jit, TF32 matmuls (GPU)",
-    "jax-jit-cpu": "jax.grad / jax.vjp under jit, on the CPU",
-    "torch": "one reverse pass (torch.autograd.grad)",
-    "engine-compiled": "one pass of the compiled reverse program",
-    "autograd": "one reverse pass (autograd.make_vjp)",
-    "numdifftools": "numdifftools.Gradient (adaptive central differences, Richardson)",
-    "jax-jacfwd": "n forward passes (jax.jacfwd under jit), contracted",
-    "engine-jvp": "n forward products (functional.jvp), contracted",
-}
-
 _JAX_JIT = ("jax-jit", "jax-jit-cpu", "jax-jit-tf32")
 _SYMBOLIC_DIFF = ("sympy", "sympy-cse", "symengine")
 _SYMBOLIC = _SYMBOLIC_DIFF + ("sympy-reverse",)
@@ -424,9 +400,10 @@ _ONLY = {
 def _table() -> dict:
     names = _backends.names()
     t = {op: {} for op in OPERATORS}
-    for m in names:
-        t["gradient"][m] = Native(_VJP_HOW[m], _vjp)
-        t["pullback"][m] = Native(_VJP_HOW[m], _vjp)
+    for m in names:          # ``Backend.vjp``, as each method's description says
+        how = _backends.info(m).gradient
+        t["gradient"][m] = Native(how, _vjp)
+        t["pullback"][m] = Native(how, _vjp)
 
     # pushforward (JVP)
     push = t["pushforward"]

@@ -104,16 +104,11 @@ def _error_row(exc: BaseException, backend: str, started: float) -> dict:
 
 
 def _family(backend_name: str):
-    """The backend's family, from its class (None if it cannot be imported)."""
-    try:
-        import importlib
+    """The backend's family, from its description (None if it is not registered)."""
+    from ..backends.registry import METHODS
 
-        from .. import backends
-
-        module_name, class_name = backends._BACKENDS[backend_name]
-        return getattr(importlib.import_module(module_name), class_name).family
-    except Exception:
-        return None
+    method = METHODS.get(backend_name)
+    return method.family if method is not None else None
 
 
 def run_study_task(task: dict, channel: _Channel) -> None:

@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from ..backends.registry import info
 from .common import Finding, fmt, no_data
 
 NAME = "kinks"
@@ -209,7 +210,7 @@ def _jax_relu_grad(x):
 # --- checks ------------------------------------------------------------------------------
 
 def _tol(backend):
-    return FD_TOL if backend.startswith("fd-") else EXACT_TOL
+    return EXACT_TOL if info(backend).exact else FD_TOL
 
 
 def _values(rows):
@@ -232,7 +233,7 @@ def _check_method(df, backend, source, wording):
         kinks = prow[prow.kink.astype(bool)]
         held = bool(np.all(np.abs(kinks.derivative.astype(float) - kinks.convention.astype(float)) <= tol))
         distance = prow.distance.astype(float)
-        far = distance >= FAR if backend.startswith("fd-") else distance > 0
+        far = distance > 0 if info(backend).exact else distance >= FAR
         away = prow[~prow.kink.astype(bool) & far]
         true_ok = bool(np.all(np.abs(away.derivative.astype(float) - away.true_derivative.astype(float)) <= max(tol, 1e-9)))
         ok = ok and held and true_ok
