@@ -129,9 +129,9 @@ class JaxJacfwdBackend(Backend):
                       "jacfwd batches them all: memory n × the function's")
 
     def prepare(self, problem, inputs) -> Prepared:
-        from .jax_backend import _import_jax, describe_device, pick_device
+        from .jax_backend import describe_device, import_jax, pick_device
 
-        jax = _import_jax()
+        jax = import_jax()
         jnp = jax.numpy
         wrt = problem.wrt
         device = pick_device(jax, self.device)
@@ -166,9 +166,9 @@ class JaxJacfwdBackend(Backend):
 
     @staticmethod
     def _scope(state):
-        from .jax_backend import _placement
+        from .jax_backend import placement
 
-        return _placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
+        return placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
 
     def _split(self, prepared, inputs):
         jnp = prepared.state["jax"].numpy
@@ -225,7 +225,7 @@ class JaxJacfwdBackend(Backend):
     def timed_jacobian(self, prepared, inputs):
         """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
         (``info["jacobian_compile_seconds"]``)."""
-        from .jax_backend import _ready
+        from .jax_backend import block_until_ready
 
         state = prepared.state
         jax = state["jax"]
@@ -242,7 +242,7 @@ class JaxJacfwdBackend(Backend):
 
         def call():
             prepared.evaluations += int(sum(np.size(w) for w in wrt))
-            return _ready(tuple(jacobian(wrt, others)))
+            return block_until_ready(tuple(jacobian(wrt, others)))
 
         return call, as_float64_arrays
 
@@ -250,7 +250,7 @@ class JaxJacfwdBackend(Backend):
         """The jitted function on inputs placed on the device beforehand, as ``timed_vjp``
         times the jitted gradient: like with like (uploading the inputs each call cost
         ten times the function and made gradient ÷ function read 0.1×)."""
-        from .jax_backend import _ready
+        from .jax_backend import block_until_ready
 
         state = prepared.state
         with self._scope(state):
@@ -259,7 +259,7 @@ class JaxJacfwdBackend(Backend):
 
         def call():
             with scope(state):
-                out = _ready(value(wrt, others))
+                out = block_until_ready(value(wrt, others))
             prepared.evaluations += 1
             return out
 

@@ -2,7 +2,7 @@
 
 Each :class:`MethodInfo` says what a method *is* -- its name, family, mode, whether it is
 exact, its accuracy class and equivalence tolerance, its colour and marker, how it computes
-a gradient, the optional library it needs, the namespace and devices it runs on, its
+a gradient (and, for some, why nothing else), the optional library it needs, the namespace and devices it runs on, its
 function evaluations per gradient and the baselines its preparation is weighed against --
 and where its class lives.  The registry (``backends.names``/``get``), ``catalog.json``'s
 method facts, the plot styles, the exact families, the studies' accuracy classes,
@@ -37,8 +37,6 @@ MODES = ("reverse", "forward")
 #: (AD, symbolic, hand-written), the complex step (exact up to rounding in practice, but a
 #: step method), and the finite-difference schemes
 ACCURACY_CLASSES = ("exact", "complex-step", "central", "forward", "richardson")
-#: the namespaces a problem's ``fn(xp, ...)`` runs on (``problems.contract.RUNS_ON``' keys)
-NAMESPACES = ("numpy", "engine", "sympy", "jax", "torch", "autograd")
 _PACKAGE = "diffcompare.backends"
 
 
@@ -66,7 +64,7 @@ class MethodInfo:
     gradient: str
     #: the ``pip install 'diffcompare[extra]'`` it needs, None for the core dependencies
     extra: str | None = None
-    #: the namespace ``problem.fn(xp, ...)`` runs on (``NAMESPACES``)
+    #: the namespace ``problem.fn(xp, ...)`` runs on (a key of ``problems.contract.RUNS_ON``)
     namespace: str = "numpy"
     #: ``device=`` constructor values (the first is the default); the runner gives
     #: ``device="gpu"`` to the methods that list it when a suite asks for the GPU
@@ -77,6 +75,9 @@ class MethodInfo:
     #: methods whose cheaper preparation this one's faster calls are weighed against
     #: (the break-even study's pairs)
     breakeven: tuple = ()
+    #: why it computes gradients and pullbacks only, when it does: the operator table
+    #: refuses its other operators with this reason (None: its cells say per operator)
+    gradient_only: str | None = None
 
     def __post_init__(self):
         def bad(fact, value, allowed):
@@ -92,8 +93,6 @@ class MethodInfo:
             bad("mode", self.mode, MODES + (None,))
         if self.accuracy is not None and self.accuracy not in ACCURACY_CLASSES:
             bad("accuracy", self.accuracy, ACCURACY_CLASSES + (None,))
-        if self.namespace not in NAMESPACES:
-            bad("namespace", self.namespace, NAMESPACES)
         if not (isinstance(self.tolerance, float) and 0 < self.tolerance < 1):
             raise ValueError(f"method {self.name!r}: tolerance must be a float in (0, 1), "
                              f"not {self.tolerance!r}")
@@ -143,7 +142,7 @@ METHODS = {m.name: m for m in (
                gradient="one reverse pass (autograd.grad)", namespace="engine"),
     MethodInfo("manual", "manual:ManualBackend", family="manual", mode="reverse",
                accuracy="exact", tolerance=1e-10, colour="#000000", marker="P",
-               gradient="hand-written reverse pass"),
+               gradient="hand-written reverse pass", gradient_only="hand-written gradients only"),
     MethodInfo("sympy", "symbolic:SympyBackend", family="symbolic", mode=None,
                accuracy="exact", tolerance=1e-10, colour="#009E73", marker="^",
                gradient="symbolic closed form (sympy.diff per input, lambdified)",
@@ -171,7 +170,8 @@ METHODS = {m.name: m for m in (
                gradient="complex step Im f(x + ih e_j) / h, n evaluations"),
     MethodInfo("fd-richardson", "finite_diff:Richardson", **_FD, accuracy="richardson",
                tolerance=1e-9, colour="#5E3C99", marker="*", evaluations=(6, 0),
-               gradient="Richardson-extrapolated central differences of f, 6n evaluations"),
+               gradient="Richardson-extrapolated central differences of f, 6n evaluations",
+               gradient_only="Richardson extrapolation is implemented for the gradient only"),
     MethodInfo("jax-jit", "jax_backend:JaxJitBackend", **_JAX, colour="#CC79A7", marker="s",
                gradient="jax.grad / jax.vjp under jit", breakeven=("jax-eager", "engine")),
     MethodInfo("jax-eager", "jax_backend:JaxEagerBackend", **_JAX, colour="#882255",

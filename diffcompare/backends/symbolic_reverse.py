@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy
 
 from .base import UnsupportedError
-from .symbolic import SympyBackend, _Derivation, count_ops
+from .symbolic import SympyBackend, Derivation, count_ops
 from .sympy_dag import PROGRAM_OPS_PER_EDGE, dag_edges, reverse_program
 
 __all__ = ["SympyReverseBackend"]
@@ -78,7 +78,7 @@ class SympyReverseBackend(SympyBackend):
             [e for _, e in prog.adjoint] + prog.gradient)
         info["dag_nodes_gradient"] = len(prog.assignments) + len(prog.gradient)
         info["cse_subexpressions_gradient"] = len(prog.assignments)
-        return _Derivation(prog.gradient, f_cse=(prog.forward, prog.outputs),
+        return Derivation(prog.gradient, f_cse=(prog.forward, prog.outputs),
                            g_cse=(prog.assignments, prog.gradient), cotangent_symbols=cotangent,
                            program=prog)
 

@@ -185,22 +185,22 @@ def _engine_jvp(ctx):
 
 def _jax(transform):
     """A JAX operator on the flat function, with the backend's device, 64-bit mode and
-    matmul precision (``jax_backend._placement``), compiled in prepare unless the backend is
+    matmul precision (``jax_backend.placement``), compiled in prepare unless the backend is
     eager.  ``transform(jax, f, scalar)`` returns ``g(x, others, v)``."""
     def build(ctx):
-        from ..backends.jax_backend import _import_jax, _placement, _ready, pick_device
+        from ..backends.jax_backend import block_until_ready, import_jax, pick_device, placement
 
         support = ctx.backend.available()
         if not support:
             from ..backends.base import Unavailable
             raise Unavailable(support.reason)
-        jax, b, lay, problem = _import_jax(), ctx.backend, ctx.layout, ctx.problem
+        jax, b, lay, problem = import_jax(), ctx.backend, ctx.layout, ctx.problem
         device = pick_device(jax, b.device)
         dtype = compute_dtype(problem, ctx.inputs)
         scalar = ctx.operator in ("hessian", "hvp")
 
         def scope():
-            return _placement(jax, dtype == np.float64, device, b.matmul_precision)
+            return placement(jax, dtype == np.float64, device, b.matmul_precision)
 
         def place(inputs, v):
             x = np.concatenate([np.asarray(inputs[i], dtype=dtype).reshape(-1) for i in problem.wrt])
@@ -221,7 +221,7 @@ def _jax(transform):
 
         def evaluate(inputs, v):
             with scope(), eager_scope():
-                out = _ready(fn(*place(inputs, v)))
+                out = block_until_ready(fn(*place(inputs, v)))
             return np.asarray(out, dtype=np.float64)
 
         return evaluate
@@ -390,13 +390,6 @@ _JAX_JIT = ("jax-jit", "jax-jit-cpu", "jax-jit-tf32")
 _SYMBOLIC_DIFF = ("sympy", "sympy-cse", "symengine")
 _SYMBOLIC = _SYMBOLIC_DIFF + ("sympy-reverse",)
 
-#: why a method lacks an operator, when one reason covers all it lacks
-_ONLY = {
-    "manual": "hand-written gradients only",
-    "fd-richardson": "Richardson extrapolation is implemented for the gradient only",
-}
-
-
 def _table() -> dict:
     names = _backends.names()
     t = {op: {} for op in OPERATORS}
@@ -493,8 +486,9 @@ def _table() -> dict:
     hvp["numdifftools"] = Refused("numdifftools has no Hessian-vector product (only the whole "
                                   "Hessian, numdifftools' hessian)")
 
-    for m, why in _ONLY.items():
-        for op in OPERATORS:
+    for m in names:          # one reason covers all it lacks
+        why = _backends.info(m).gradient_only
+        for op in OPERATORS if why else ():
             t[op].setdefault(m, Refused(f"{why}: no {op}"))
     for op in OPERATORS:
         missing = [m for m in names if m not in t[op]]

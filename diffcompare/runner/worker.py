@@ -103,14 +103,6 @@ def _error_row(exc: BaseException, backend: str, started: float) -> dict:
                       "wall_s": time.perf_counter() - started}}
 
 
-def _family(backend_name: str):
-    """The backend's family, from its description (None if it is not registered)."""
-    from ..backends.registry import METHODS
-
-    method = METHODS.get(backend_name)
-    return method.family if method is not None else None
-
-
 def run_study_task(task: dict, channel: _Channel) -> None:
     """Run one study (``{"study", "results_dir", "quick"}``): ``ready``, ``end`` with its
     status, ``done``. ``run_study`` writes the findings (also ``error`` when it raises)."""
@@ -155,7 +147,7 @@ def run_task(task: dict, channel: _Channel) -> None:
     channel.send(event="ready", pid=os.getpid())
     for spec in task["backends"]:
         name = spec["name"]
-        channel.send(event="start", backend=name, family=_family(name))
+        channel.send(event="start", backend=name)
         started = time.perf_counter()
         try:
             rows = _rows(cell_function(task["problem"], task["size"], task["seed"], name,

@@ -201,13 +201,13 @@ def _shape_text(a) -> str:
 
 
 def _tensor_lines(view, t, names) -> list:
-    label = _label(view, t, names)
+    label = label_of(view, t, names)
     a = view.array(t)
     text = _values(a) if a.size <= SMALL else f'{tuple(a.shape)}'
     return ([label] if label else []) + [text]
 
 
-def _label(view, t, names):
+def label_of(view, t, names):
     for tensor, label in names:
         if t is None:
             break
@@ -219,7 +219,7 @@ def _label(view, t, names):
     return None
 
 
-def _names(names) -> list:
+def name_pairs(names) -> list:
     """``names`` maps tensor (or its ``id``) -> label, or label -> tensor: a list of
     (tensor or id, label)."""
     out = []
@@ -230,7 +230,7 @@ def _names(names) -> list:
 
 def _saved_box(view, i, k, node, item, names) -> Box:
     name, arr, source, is_output = item
-    label = _label(view, source, names) if source is not None else None
+    label = label_of(view, source, names) if source is not None else None
     title = f'{name} = {label}' if label else name + (' (output)' if is_output else '')
     arr = np.asarray(arr)
     detail = _values(arr) if arr.size <= SMALL else _shape_text(arr)
@@ -246,7 +246,7 @@ def drawing(t, show_saved: bool = True, names: Mapping | None = None, view=None)
     tensor k of node i): deterministic, never an ``id()``.
     """
     view = view or view_for(t)
-    names = _names(names)
+    names = name_pairs(names)
     order = walk(t, view)
     index = {id(n): i for i, n in enumerate(order)}
     multi = {id(c) for n in order for c, nr in _children(view, n) if nr > 0}
