@@ -113,7 +113,7 @@ class Backend:
 
     @property
     def family(self) -> str:
-        """engine | manual | symbolic | finite-difference | jax | torch | autograd"""
+        """Its family, one of ``registry.FAMILIES``."""
         return self.info.family
 
     @property

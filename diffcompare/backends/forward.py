@@ -65,7 +65,7 @@ class EngineJvpBackend(EngineBackend):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in prepared.problem.wrt)
         weights = None if cotangent is None else np.asarray(cotangent, dtype=np.float64)
         grads = [np.zeros_like(w) for w in wrt]
-        for a, j, jv in _unit_jvps(self._func(prepared, inputs), wrt):
+        for a, j, jv in _unit_jvps(self.wrt_function(prepared, inputs), wrt):
             grads[a].reshape(-1)[j] = np.sum(jv * weights) if weights is not None else jv.sum()
         return tuple(grads)
 
@@ -78,7 +78,7 @@ class EngineJvpBackend(EngineBackend):
     def timed_jacobian(self, prepared, inputs):
         """One ``functional.jvp`` per unit tangent: the Jacobian's columns."""
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in prepared.problem.wrt)
-        func = self._func(prepared, inputs)
+        func = self.wrt_function(prepared, inputs)
 
         def call():
             columns = [[] for _ in wrt]

@@ -613,7 +613,8 @@ class SympyBackend(Backend):
         return {"generated_code": sum(_source_bytes(f) for f in (state.f_fn, state.g_fn))}
 
     # -- evaluate ---------------------------------------------------------------------------
-    def _values(self, prepared, inputs):
+    def call_values(self, prepared, inputs):
+        """The flat scalar arguments of the lambdified functions at ``inputs``."""
         state = prepared.state
         if state.constants is not None:
             for i, c in state.constants.items():
@@ -625,7 +626,7 @@ class SympyBackend(Backend):
     def function(self, prepared, inputs):
         state = prepared.state
         prepared.evaluations += 1
-        values = np.asarray(state.f_fn(*self._values(prepared, inputs)), dtype=np.float64)
+        values = np.asarray(state.f_fn(*self.call_values(prepared, inputs)), dtype=np.float64)
         return values.reshape(state.out_shape)
 
     def vjp(self, prepared, inputs, cotangent=None):
@@ -635,9 +636,9 @@ class SympyBackend(Backend):
         prepared.evaluations += 1
         if state.cotangent_symbols:
             v = list(np.asarray(cotangent, dtype=np.float64).reshape(-1))
-            flat = np.asarray(state.g_fn(*self._values(prepared, inputs), *v), dtype=np.float64)
+            flat = np.asarray(state.g_fn(*self.call_values(prepared, inputs), *v), dtype=np.float64)
             return as_float64_arrays(_split(flat, state.wrt_shapes))
-        values = np.asarray(state.g_fn(*self._values(prepared, inputs)), dtype=np.float64)
+        values = np.asarray(state.g_fn(*self.call_values(prepared, inputs)), dtype=np.float64)
         if prepared.problem.vector_output:
             v = np.asarray(cotangent, dtype=np.float64).reshape(-1)
             flat = np.zeros(sum(int(np.prod(s)) for s in state.wrt_shapes))
@@ -667,7 +668,7 @@ class SympyBackend(Backend):
                                                  else [e for _, e in cse_result[0]] + list(cse_result[1]))
         v_flat = [np.float64(x) for vi in v for x in np.asarray(vi, dtype=np.float64).reshape(-1)]
         prepared.evaluations += 1
-        values = np.asarray(state.hvp_fn(*self._values(prepared, inputs), *v_flat), dtype=np.float64)
+        values = np.asarray(state.hvp_fn(*self.call_values(prepared, inputs), *v_flat), dtype=np.float64)
         return as_float64_arrays(_split(values, state.wrt_shapes))
 
     def _derive_hvp(self, state, wrt_flat, vs):

@@ -159,7 +159,7 @@ def _engine_hessian(ctx):
 
     def evaluate(inputs, _):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in ctx.problem.wrt)
-        blocks = functional.hessian(backend._func(prepared, inputs), wrt, allow_unused=True)
+        blocks = functional.hessian(backend.wrt_function(prepared, inputs), wrt, allow_unused=True)
         return np.block([[np.asarray(b, dtype=np.float64).reshape(si, sj)
                           for b, sj in zip(row, lay.sizes)]
                          for row, si in zip(blocks, lay.sizes)])
@@ -175,7 +175,7 @@ def _engine_jvp(ctx):
 
     def evaluate(inputs, v):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in ctx.problem.wrt)
-        _, jv = functional.jvp(backend._func(prepared, inputs), wrt, lay.split(v), allow_unused=True)
+        _, jv = functional.jvp(backend.wrt_function(prepared, inputs), wrt, lay.split(v), allow_unused=True)
         return np.asarray(jv, dtype=np.float64).reshape(-1)
 
     return evaluate
@@ -254,7 +254,7 @@ def _torch(transform):
         torch, scalar = state.torch, ctx.operator in ("hessian", "hvp")
 
         def evaluate(inputs, v):
-            args, _ = b._args(state, problem, inputs, requires_grad=False)
+            args, _ = b.tensor_args(state, problem, inputs, requires_grad=False)
             x = torch.cat([args[i].detach().reshape(-1) for i in problem.wrt])
             vec = None if v is None else torch.as_tensor(np.asarray(v, dtype=state.dtype))
             f = _flat(problem, lay, state.xp, args, scalar)
@@ -306,7 +306,7 @@ def _symbolic_jacobian_entries(ctx):
     state = prepared.state
 
     def evaluate(inputs, _):
-        values = np.asarray(state.g_fn(*backend._values(prepared, inputs)), dtype=np.float64)
+        values = np.asarray(state.g_fn(*backend.call_values(prepared, inputs)), dtype=np.float64)
         jac = np.zeros((lay.m, lay.n))
         jac[state.jac_rows, state.jac_cols] = values.reshape(-1)
         prepared.evaluations += 1

@@ -32,6 +32,7 @@ import math
 
 import numpy as np
 
+from ..backends.registry import FAMILIES, MODES
 from .catalog import is_exact
 from .folder import finished_cells
 from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, OPERATOR_PHASES, READER_STATUSES
@@ -70,8 +71,8 @@ CELLS_TABLE_DOCS = {
     "seed": ("", "Seed of the problem's inputs."),
     "backend": ("", "The method: a backend name, e.g. `engine`, `fd-central`, `jax-jit`."),
     "dtype": ("", "Floating dtype the cell ran in, e.g. `float64`."),
-    "family": ("", "The method's family: engine, symbolic, finite-difference, jax, torch, manual."),
-    "mode": ("", "`reverse` or `forward` mode, empty for methods that are neither."),
+    "family": ("", f"The method's family: {', '.join(FAMILIES)}."),
+    "mode": ("", f"{' or '.join(f'`{m}`' for m in MODES)} mode, empty for methods that are neither."),
     "status": ("", "The cell's status: ok, unsupported, unavailable, timeout, error, crashed, "
                "skipped, or unfinished / missing (a cell the run did not finish / never reached)."),
     "message": ("", "Why the status is not ok (exception, signal, limit, reason); else a note "

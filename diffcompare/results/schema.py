@@ -24,6 +24,7 @@ import dataclasses
 import datetime as _dt
 import math
 
+from ..backends.registry import FAMILIES
 from ..problems.problem import MEASURED_OPERATORS
 
 #: Outcomes of one (backend, phase) or of a whole backend cell.
@@ -94,7 +95,7 @@ COLUMNS = (
            unit="problem's `size_meaning`"),
     Column("seed", "int", "Seed of the problem's inputs."),
     Column("backend", "str", "Backend name, e.g. 'engine', 'fd-central', 'jax-jit'."),
-    Column("family", "str", "Backend family: engine | symbolic | finite-difference | jax | torch | manual."),
+    Column("family", "str", f"Backend family: {' | '.join(FAMILIES)}."),
     Column("dtype", "str", "Floating dtype the cell ran in, e.g. 'float64'."),
     Column("phase", "str", "What was measured: 'prepare' | 'function' | 'gradient', a "
                            f"derivative operator ({' | '.join(repr(o) for o in OPERATOR_PHASES)}), "
