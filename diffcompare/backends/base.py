@@ -90,8 +90,8 @@ class Prepared:
 
 class Backend:
     """Base class; subclasses set ``name`` (their entry in :data:`registry.METHODS`, which
-    holds every fact about the method: ``family``, ``mode``, ``exact``, ``devices``,
-    ``xp_namespace``, read here from ``info``) and implement ``prepare`` and ``vjp``."""
+    holds every fact about the method, ``info``: ``family``, ``mode``, ``devices`` and
+    ``xp_namespace`` are read from it) and implement ``prepare`` and ``vjp``."""
 
     name = "backend"
     numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
@@ -121,11 +121,6 @@ class Backend:
         """How derivatives accumulate: "reverse" (a backward pass per output, whatever the
         number of inputs) or "forward" (a JVP per input); None for symbolic and FD methods."""
         return self.info.mode
-
-    @property
-    def exact(self) -> bool:
-        """Exact up to rounding (AD, symbolic) rather than approximate (FD)."""
-        return self.info.exact
 
     @property
     def devices(self) -> tuple:

@@ -29,8 +29,9 @@ def test_the_class_reads_its_facts_from_its_description(name):
     cls = getattr(importlib.import_module(method.module), method.class_name)
     assert cls.name == name                       # the class and its entry name each other
     b = backends.get(name)
-    assert (b.family, b.mode, b.exact, b.devices, b.xp_namespace) == (
-        method.family, method.mode, method.exact, method.devices, method.namespace)
+    assert b.info is method
+    assert (b.family, b.mode, b.devices, b.xp_namespace) == (
+        method.family, method.mode, method.devices, method.namespace)
     assert backends.namespace_of(name) == method.namespace
     assert backends.devices_of(name) == method.devices
     # the optional library it imports is the extra it names (pyproject's optional-dependencies)
