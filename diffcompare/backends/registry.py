@@ -202,7 +202,7 @@ METHODS = {m.name: m for m in (
                gradient="n forward passes (jax.jacfwd under jit), contracted"),
     MethodInfo("engine-jvp", "forward:EngineJvpBackend", family="engine", mode="forward",
                accuracy="exact", tolerance=1e-10, colour="#56B4E9", marker=">",
-               gradient="n forward products (functional.jvp), contracted"),
+               gradient="n forward products (functional.jvp), contracted", namespace="engine"),
 )}
 
 
