@@ -242,7 +242,7 @@ def cast_inputs(problem, inputs64, dtype) -> tuple:
 
 
 def _timing_fields(t):
-    return dict(time_median_s=t.median, time_iqr_s=t.iqr, time_min_s=t.min,
+    return dict(time_median_s=t.stats.median, time_iqr_s=t.stats.iqr, time_min_s=t.stats.min,
                 time_samples=list(t.samples), loops=t.loops, cpu_share=t.cpu_share,
                 load_per_cpu=t.load_per_cpu)
 
