@@ -219,11 +219,6 @@ def off_schema(row) -> str | None:
     return None
 
 
-def row_key(row: dict) -> tuple:
-    """The (problem, size, seed, backend, dtype, phase) key of a row."""
-    return tuple(row.get(c) for c in KEY_COLUMNS)
-
-
 def cell_key(row: dict) -> tuple:
     """The (problem, size, seed, backend, dtype) key of a row's backend cell."""
     return tuple(row.get(c) for c in CELL_COLUMNS)
