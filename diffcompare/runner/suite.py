@@ -242,7 +242,7 @@ def grid_suite(problems, backends=None, sizes="default", *, name="adhoc", descri
 
         backends = [n for n, ok in _backends.availability().items() if ok]
     block = {"problems": list(problems), "backends": list(backends),
-             "sizes": sizes if sizes == "default" else list(sizes)}
+             "sizes": sizes if isinstance(sizes, str) else list(sizes)}
     try:
         return Suite.from_dict({"name": name, "description": description,
                                 "problem_modules": list(problem_modules), "grid": [block],
