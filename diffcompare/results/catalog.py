@@ -65,13 +65,15 @@ def _class_doc(method) -> str:
     return " ".join((cls.__doc__ or "").strip().split("\n\n")[0].split())
 
 
-def snapshot(groups) -> dict:
-    """The catalog of a run: its groups' problems, backends and planned cells."""
-    from .. import problems
+def snapshot(groups, find_problem=None) -> dict:
+    """The catalog of a run: its groups' problems, backends and planned cells.
+    ``find_problem(name)``: the run's problem of a name (default: the registered one)."""
+    if find_problem is None:
+        from ..problems import get as find_problem
 
     names = list(dict.fromkeys(g.problem for g in groups))
     backend_names = list(dict.fromkeys(b.name for g in groups for b in g.backends))
-    return {"problems": {n: describe_problem(problems.get(n)) for n in names},
+    return {"problems": {n: describe_problem(find_problem(n)) for n in names},
             "backends": {n: describe_backend(n) for n in backend_names},
             "operator_capabilities": operator_capabilities(backend_names),
             "planned_cells": [list(g.cell_key(b.name)) for g in groups for b in g.backends]}

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from ..backends.registry import FAMILIES, MODES
+from ..measure.stats import Stats
 from .catalog import is_exact
 from .folder import finished_cells
 from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, OPERATOR_PHASES, READER_STATUSES
@@ -360,12 +361,13 @@ def operators_table(rows):
 
 
 def _sample_quartiles(samples) -> tuple:
-    """(q1, q3) of a row's timing samples; (nan, nan) without samples."""
+    """(q1, q3) of a row's timing samples (:class:`~diffcompare.measure.stats.Stats`);
+    (nan, nan) without samples."""
     values = finite(samples) if isinstance(samples, (list, tuple, np.ndarray)) else []
     if not values:
         return math.nan, math.nan
-    q1, q3 = np.percentile(values, [25, 75])
-    return float(q1), float(q3)
+    stats = Stats(values)
+    return stats.q1, stats.q3
 
 
 def sort_cells(table):

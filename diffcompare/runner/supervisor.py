@@ -43,6 +43,7 @@ from .cpu_slots import Cancelled, gpu_slot
 from .environment import worker_env
 from .grid import Group
 from ..backends.registry import METHODS
+from ..results.jsonio import dumps
 from ..results.schema import OPERATOR_PHASES, make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
@@ -103,7 +104,7 @@ class Worker:
         self._reader = threading.Thread(target=self._read, daemon=True, name=f"worker-{self.proc.pid}")
         self._reader.start()
         try:
-            self.proc.stdin.write((json.dumps(task) + "\n").encode())
+            self.proc.stdin.write((dumps(task) + "\n").encode())
             self.proc.stdin.flush()       # stdin stays open: it is the worker's lifeline
         except OSError:
             pass                          # it died already; the reader reports EOF

@@ -42,7 +42,7 @@ import time
 import traceback
 
 from .environment import pin_to_one_cpu
-from ..results.schema import jsonable
+from ..results.jsonio import dumps
 
 
 class _Channel:
@@ -55,7 +55,7 @@ class _Channel:
         self._lock = threading.Lock()
 
     def send(self, **message):
-        line = json.dumps(jsonable(message), allow_nan=False)
+        line = dumps(message)
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()

@@ -191,7 +191,7 @@ def test_the_cli_refuses_an_unknown_device(capsys):
 def test_compare_refuses_an_unknown_device():
     from diffcompare import compare
 
-    with pytest.raises(ValueError, match='device must be "cpu" or "gpu"'):
+    with pytest.raises(ValueError, match='`device` must be "cpu" or "gpu"'):
         compare(lambda xp, x: xp.sum(x * x), inputs=(pd.Series([1.0]).values,), device="cuda")
 
 
