@@ -115,7 +115,7 @@ def main(argv=None):
             grad = backend.gradient(prepared, inputs)
             timing = time_call(lambda: backend.gradient(prepared, inputs), min_sample_s=args.min_sample,
                                samples=5)
-            row[name] = {"prepare": prepare_s, "eval": timing.median, "grad": grad,
+            row[name] = {"prepare": prepare_s, "eval": timing.stats.median, "grad": grad,
                          "ops_f": info.get("ops_function_cse", info.get("ops_function")),
                          "ops_g": info.get("ops_gradient_cse", info.get("ops_gradient"))}
         _check(row)

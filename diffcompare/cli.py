@@ -100,9 +100,9 @@ def _names(text, what) -> list:
 
 def _adhoc_suite(args):
     """A suite from ``--problems``, ``--backends``, ``--sizes`` and ``--problem-module``
-    (checked like a TOML suite: unknown names give one line listing the known ones)."""
-    from . import backends as _backends
-    from .runner.suite import Suite
+    (:func:`~diffcompare.runner.suite.grid_suite`, as ``compare()`` builds its own: unknown
+    names give one line listing the known ones)."""
+    from .runner.suite import grid_suite
 
     if args.problems is None:
         raise UsageError("--backends/--sizes/--problem-module need --problems "
@@ -113,19 +113,10 @@ def _adhoc_suite(args):
             sizes = [int(v) for v in _names(args.sizes, "sizes")]
         except ValueError:
             raise UsageError(f"--sizes must be integers separated by commas, got {args.sizes!r}.") from None
-    chosen = (_names(args.backends, "backends") if args.backends is not None
-              else [n for n, ok in _backends.availability().items() if ok])
-    from .runner.suite import SuiteError
-
-    try:
-        return Suite.from_dict({
-            "name": "adhoc", "description": "from the command line",
-            "problem_modules": [str(m) for m in args.problem_module],
-            "grid": [{"problems": _names(args.problems, "problems"), "backends": chosen,
-                      "sizes": sizes}],
-        })
-    except SuiteError as exc:      # said in the flags' terms, without the suite's name
-        raise UsageError(str(exc).split("block 1: ", 1)[-1].replace("suite 'adhoc': ", "")) from None
+    backends = _names(args.backends, "backends") if args.backends is not None else None
+    return grid_suite(_names(args.problems, "problems"), backends, sizes,
+                      description="from the command line",
+                      problem_modules=[str(m) for m in args.problem_module])
 
 
 def _export(args) -> int:

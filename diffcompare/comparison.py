@@ -8,12 +8,15 @@
 ...     sizes=[10, 1000], backends=["engine", "fd-central", "jax-jit"])
 >>> table[["backend", "size", "status", "gradient_s", "error_rho"]]  # doctest: +SKIP
 
-It runs through the same runner as ``diffcompare run`` (:func:`diffcompare.runner.run_suite`
-with an in-memory suite): each (size, method) cell in an isolated worker process with a time
-limit, so a method that crashes or hangs gives a row with its status, never a lost session.
-The workers rebuild the problem from a pickle of it, a file beside the results
-(``cloudpickle``, installed with dask, pickles functions defined in a notebook; without it,
-functions must come from a module).
+It is an ordinary client of the runner: the suite comes from
+:func:`~diffcompare.runner.suite.grid_suite` (as ``diffcompare run --problems`` builds its
+own), :func:`diffcompare.runner.run_suite` runs each (size, method) cell in an isolated worker
+process with a time limit, so a method that crashes or hangs gives a row with its status,
+never a lost session, and the table is the results folder's.  The problem travels in the
+suite (``Suite.given_problems``): this process never registers it, so a function named like
+a catalog problem does not shadow it here, and the workers get it from a pickle in the
+results folder (``cloudpickle``, installed with dask, pickles functions defined in a
+notebook; without it, functions must come from a module).
 
 The result is a :class:`Comparison`: the results layer's cells table of the run (the same
 columns as ``diffcompare.results.load(results_dir).cells`` and ``diffcompare export``,
@@ -33,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 #: The files :func:`compare` writes into its results folder for the workers: a module that
-#: registers the problem, and the problem's pickle it loads (binary, beside the module).
+#: registers the problem (in a worker), and the problem's pickle it loads (binary, beside it).
 PROBLEM_MODULE = "compare_problem.py"
 PROBLEM_PICKLE = "compare_problem.pkl"
 
@@ -105,30 +108,34 @@ def compare(problem_or_fn, inputs=None, make_inputs=None, sizes=None, backends=N
     Jacobian or Hessian); its rows are the returned table's ``operators`` attribute (the
     operators table), the gradients stay the cells table.
     """
-    from . import backends as _backends
+    from . import results
+    from .runner import run_suite
+    from .runner.suite import grid_suite
 
-    from .runner.suite import SUITE_DEVICES
-
-    if device not in SUITE_DEVICES:
-        raise ValueError(f"device must be \"cpu\" or \"gpu\", got {device!r}.")
-    operators = () if operator is None else (_measured_name(operator, sparse),)
+    operators = [] if operator is None else [_measured_name(operator, sparse)]
     problem, sizes = _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name)
-    chosen = list(backends) if backends is not None else [
-        n for n, ok in _backends.availability().items() if ok]
-    unknown = [b for b in chosen if b not in _backends.names()]
-    if unknown:
-        raise ValueError(f"unknown backend(s) {unknown}; known backends: {', '.join(_backends.names())}.")
     if results_dir is not None:
         out = Path(results_dir)
         _refuse_a_folder_in_use(out)
     else:
         out = Path(tempfile.mkdtemp(prefix=f"diffcompare-{problem.name}-"))
     try:
-        table = _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s,
-                              progress, device, operators)
+        suite = grid_suite([problem.name], backends, sizes, name=f"compare-{problem.name}",
+                           description="from compare()", given_problems=(problem,),
+                           worker_modules=(str((out / PROBLEM_MODULE).resolve()),),
+                           timeout_s=float(timeout_s), device=device, operators=operators,
+                           cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)})
+        out.mkdir(parents=True, exist_ok=True)
+        _write_problem_module(problem, out)
+        run_suite(suite, out, fresh=True, progress=progress, run_studies=False,
+                  setup_timeout_s=float(timeout_s))
+        loaded = results.load(out)
+        table, operators = Comparison(loaded.cells), loaded.operators()
     finally:
         if results_dir is None:                     # a temporary folder: leave nothing behind
             shutil.rmtree(out, ignore_errors=True)
+    table.problem_name = problem.name
+    table.operators = operators
     table.results_dir = None if results_dir is None else str(out)
     return table
 
@@ -151,56 +158,14 @@ _RUN_FILES = {"results.jsonl", "run.json", "results.jsonl.bak", "run.json.bak"}
 
 
 def _measured_name(operator, sparse) -> str:
-    """``compare``'s ``operator``/``sparse`` as a measured operator's name."""
+    """``compare``'s ``operator``/``sparse`` as a measured operator's name (the suite checks
+    that it is one)."""
     from .problems import MEASURED_OPERATORS
-    from .runner.suite import SuiteError, check_operators
 
     name = f"{operator}_sparse" if sparse else operator
     if sparse and name not in MEASURED_OPERATORS:
         raise ValueError(f"sparse=True is for the jacobian and the hessian, not {operator!r}.")
-    try:
-        return check_operators([name], "operator")[0]
-    except SuiteError as exc:
-        raise ValueError(str(exc)) from None
-
-
-def _compare_into(problem, chosen, sizes, out, timeout_s, samples, min_sample_s, progress,
-                  device, operators=()):
-    from . import problems as _problems
-    from . import results
-
-    out.mkdir(parents=True, exist_ok=True)
-    module = _write_problem_module(problem, out)
-    previous = {p.name: p for p in _problems.all_problems()}.get(problem.name)
-    _problems.register(problem, replace=True)      # so the suite's names check finds it
-    try:
-        _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress, device,
-             operators)
-    finally:                                        # leave the catalog as it was
-        if previous is not None:
-            _problems.register(previous, replace=True)
-        else:
-            _problems.unregister(problem.name)
-    loaded = results.load(out)
-    table = Comparison(loaded.cells)
-    table.problem_name = problem.name
-    table.operators = loaded.operators()
-    return table
-
-
-def _run(problem, chosen, sizes, out, module, timeout_s, samples, min_sample_s, progress,
-         device="cpu", operators=()):
-    from .runner import run_suite
-    from .runner.suite import GridBlock, Suite
-
-    suite = Suite(name=f"compare-{problem.name}", grid=(GridBlock(
-        problems=(problem.name,), backends=tuple(chosen), sizes=tuple(int(s) for s in sizes)),),
-        timeout_s=float(timeout_s), problem_modules=(str(module),),
-        cell_options={"samples": int(samples), "min_sample_s": float(min_sample_s)}, device=device,
-        operators=tuple(operators))
-    suite.validate()
-    run_suite(suite, out, fresh=True, progress=progress, run_studies=False,
-              setup_timeout_s=float(timeout_s))
+    return name
 
 
 # --- helpers -----------------------------------------------------------------------------
@@ -236,7 +201,7 @@ def _as_problem(problem_or_fn, inputs, make_inputs, sizes, wrt, name):
     sizes = list(sizes) if sizes is not None else list(problem.sizes)
     if not sizes or not all(isinstance(s, (int, np.integer)) and s >= 0 for s in sizes):
         raise ValueError(f"sizes must be non-negative integers, got {sizes!r}.")
-    return problem, sizes
+    return problem, [int(s) for s in sizes]
 
 
 class _Fixed:
@@ -251,8 +216,9 @@ class _Fixed:
 
 def _write_problem_module(problem, folder: Path) -> Path:
     """Write ``problem``'s pickle and a module that registers it in a worker into ``folder``;
-    return the module's path.  The pickle is a binary file of its own: as a ``bytes``
-    literal in the module it took 3.5 times the size of the data it holds."""
+    return the module's path (the suite's ``worker_modules``: this process never imports it).
+    The pickle is a binary file of its own: as a ``bytes`` literal in the module it took
+    3.5 times the size of the data it holds."""
     try:
         import cloudpickle
     except ImportError:

@@ -501,13 +501,13 @@ class Record:
     def saved(self, label: str, node, names: dict):
         """The tensors ``node`` saved for backward, each named by the variable it came
         from and shown with its value: ``self = x [1, 2]``; ``(nothing)`` if none."""
-        from .viz.graph import _label, _names
+        from .viz.graph import label_of, name_pairs
 
         view = self.lib.view
-        pairs = _names(names)
+        pairs = name_pairs(names)
         parts = []
         for name, arr, source, _ in view.saved(node):
-            var = _label(view, source, pairs) if source is not None else None
+            var = label_of(view, source, pairs) if source is not None else None
             parts.append(f"{name}{' = ' + var if var else ''} {fmt(arr)}")
         self.fact(label, "; ".join(parts) or "(nothing)")
 
@@ -534,9 +534,9 @@ class Record:
 
     def nodes(self, label: str, root):
         """How many nodes ``root``'s graph has (AccumulateGrad included)."""
-        from .viz.graph import walk
+        from .engine.graph import nodes
 
-        self.fact(label, len(walk(root, self.lib.view)))
+        self.fact(label, len(nodes(root)))
 
     @staticmethod
     def quietly(fn: Callable):

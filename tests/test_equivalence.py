@@ -1,9 +1,10 @@
 """The methods agree: every backend on every problem it supports, against the engine.
 
 Tolerances are per method, on rho = |x - y| / max(1, |x| + |y|) (max over
-elements): exact methods (AD, symbolic, hand-written) to 1e-10, complex step
-to 1e-13, Richardson to 1e-9, central differences to 1e-6 and forward
-differences to 1e-4 -- what each method's truncation and rounding allow.
+elements), each method's description's ``tolerance`` (``backends.registry``): exact
+methods (AD, symbolic, hand-written) to 1e-10, complex step to 1e-13, Richardson to
+1e-9, central differences to 1e-6 and forward differences to 1e-4 -- what each method's
+truncation and rounding allow.
 
 Problems with inputs placed exactly on kinks are left to
 ``test_kink_conventions``: there the methods legitimately differ.
@@ -18,14 +19,6 @@ from diffcompare.backends import BackendError
 from diffcompare.measure.accuracy import errors
 from diffcompare.problems.catalog import adbench
 
-TOLERANCE = {
-    "engine": 1e-10, "manual": 1e-10, "sympy": 1e-10, "sympy-cse": 1e-10, "sympy-reverse": 1e-10,
-    "symengine": 1e-10,
-    "jax-jit": 1e-10, "jax-eager": 1e-10, "torch": 1e-10, "engine-compiled": 1e-12,
-    "jax-jit-cpu": 1e-10, "jax-jit-tf32": 1e-10,
-    "fd-complex-step": 1e-13, "fd-richardson": 1e-9, "fd-central": 1e-6, "fd-forward": 1e-4,
-    "autograd": 1e-10, "jax-jacfwd": 1e-10, "engine-jvp": 1e-10, "numdifftools": 1e-9,
-}
 # gmm: dα = Σ_i r_i - n softmax(α) cancels sums of 1000 terms (function values ~1e4), so
 # rounding reaches ~1e-13 relative, and Richardson's extrapolated differences ~1e-8
 TOLERANCE_OVERRIDE = {("gmm", "fd-complex-step"): 1e-12, ("gmm", "fd-richardson"): 1e-8}
@@ -97,7 +90,8 @@ def test_backend_agrees_with_engine(problem_name, backend_name, size):
     expected = _engine_gradient(problem, size, inputs, cotangent)
     got = backends.compute_gradient(backend, problem, inputs, cotangent)
     rho = errors(got, expected)["rho"]
-    tolerance = TOLERANCE_OVERRIDE.get((problem_name, backend_name), TOLERANCE[backend_name])
+    tolerance = TOLERANCE_OVERRIDE.get((problem_name, backend_name),
+                                       backends.info(backend_name).tolerance)
     assert rho <= tolerance, (
         f"{backend_name} vs engine on {problem_name} (size {size}): rho {rho:.2e} > "
         f"{tolerance:.0e}")

@@ -16,75 +16,35 @@ import numpy as np
 
 from .base import SUPPORTED, Backend, BackendError, Prepared, Support, Unavailable, UnsupportedError
 
-# name -> (module, class): imported on first use, so a missing optional library
-# makes only that backend unavailable.
-_BACKENDS = {
-    "engine": ("diffcompare.backends.engine", "EngineBackend"),
-    "manual": ("diffcompare.backends.manual", "ManualBackend"),
-    "sympy": ("diffcompare.backends.symbolic", "SympyBackend"),
-    "sympy-cse": ("diffcompare.backends.symbolic", "SympyCseBackend"),
-    "sympy-reverse": ("diffcompare.backends.symbolic_reverse", "SympyReverseBackend"),
-    "symengine": ("diffcompare.backends.symengine_backend", "SymengineBackend"),
-    "fd-forward": ("diffcompare.backends.finite_diff", "ForwardDifference"),
-    "fd-central": ("diffcompare.backends.finite_diff", "CentralDifference"),
-    "fd-complex-step": ("diffcompare.backends.finite_diff", "ComplexStep"),
-    "fd-richardson": ("diffcompare.backends.finite_diff", "Richardson"),
-    "jax-jit": ("diffcompare.backends.jax_backend", "JaxJitBackend"),
-    "jax-eager": ("diffcompare.backends.jax_backend", "JaxEagerBackend"),
-    "jax-jit-tf32": ("diffcompare.backends.jax_backend", "JaxJitTf32Backend"),
-    "jax-jit-cpu": ("diffcompare.backends.jax_backend", "JaxJitCpuBackend"),
-    "torch": ("diffcompare.backends.torch_backend", "TorchBackend"),
-    "engine-compiled": ("diffcompare.backends.engine_compiled", "EngineCompiledBackend"),
-    # peers, each an optional extra, and forward mode
-    "autograd": ("diffcompare.backends.autograd_backend", "AutogradBackend"),
-    "numdifftools": ("diffcompare.backends.numdifftools_backend", "NumdifftoolsBackend"),
-    "jax-jacfwd": ("diffcompare.backends.forward", "JaxJacfwdBackend"),
-    "engine-jvp": ("diffcompare.backends.forward", "EngineJvpBackend"),
-}
+from .registry import METHODS, MethodInfo, info
 
 
 def names() -> list[str]:
-    return list(_BACKENDS)
+    """Every registered method, in the registry's order (:data:`registry.METHODS`)."""
+    return list(METHODS)
 
 
 def get(name: str, **options) -> Backend:
-    """A backend instance by name (``options`` go to its constructor, e.g. ``step=1e-6``)."""
-    try:
-        module_name, class_name = _BACKENDS[name]
-    except KeyError:
-        raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
-    module = importlib.import_module(module_name)
-    return getattr(module, class_name)(**options)
-
-
-def _class_attribute(name: str, attribute: str, default):
-    """An attribute of backend ``name``'s class, read without constructing it; ``default``
-    when its module needs a library that is missing."""
-    try:
-        module_name, class_name = _BACKENDS[name]
-    except KeyError:
-        raise KeyError(f"unknown backend {name!r}; known backends: {', '.join(_BACKENDS)}") from None
-    try:
-        return getattr(getattr(importlib.import_module(module_name), class_name), attribute, default)
-    except ImportError:
-        return default
+    """A backend instance by name (``options`` go to its constructor, e.g. ``step=1e-6``).
+    Its module is imported now, so a missing optional library makes only it unavailable."""
+    method = info(name)
+    return getattr(importlib.import_module(method.module), method.class_name)(**options)
 
 
 def namespace_of(name: str) -> str:
-    """The namespace backend ``name`` runs a problem's ``fn(xp, ...)`` on (its class's
-    ``xp_namespace``: a key of ``diffcompare.problems.contract.RUNS_ON``), without making one."""
-    return _class_attribute(name, "xp_namespace", Backend.xp_namespace)
+    """The namespace backend ``name`` runs a problem's ``fn(xp, ...)`` on (a key of
+    ``diffcompare.problems.contract.RUNS_ON``), without making one."""
+    return info(name).namespace
 
 
 def devices_of(name: str) -> tuple:
-    """The devices backend ``name`` can compute on (its class's ``devices``; "cpu" first),
-    read without constructing it or importing its library."""
-    return tuple(_class_attribute(name, "devices", ("cpu",)))
+    """The devices backend ``name`` can compute on ("cpu" first), without making one."""
+    return info(name).devices
 
 
 def availability() -> dict[str, Support]:
     """For each backend: can it run on this machine ("unavailable: <reason>" if not)."""
-    return {name: get(name).available() for name in _BACKENDS}
+    return {name: get(name).available() for name in METHODS}
 
 
 def capability_table(problem_list=None):
@@ -96,7 +56,7 @@ def capability_table(problem_list=None):
 
     problem_list = problem_list if problem_list is not None else _problems.all_problems()
     rows = {}
-    for name in _BACKENDS:
+    for name in METHODS:
         backend = get(name)
         avail = backend.available()
         row = {}
@@ -221,7 +181,7 @@ class _as_backend_error:
 
 
 __all__ = ["Backend", "BackendError", "Prepared", "Support", "SUPPORTED", "Unavailable",
-           "UnsupportedError",
-           "names", "get", "availability", "capability_table", "compute_gradient",
+           "UnsupportedError", "MethodInfo", "METHODS", "info",
+           "names", "get", "namespace_of", "devices_of", "availability", "capability_table", "compute_gradient",
            "checked_prepare", "checked_vjp", "checked_function", "checked_product",
            "check_gradients"]

@@ -30,9 +30,6 @@ INSTALL_HINT = "HIPS autograd is not installed (pip install autograd)"
 class AutogradBackend(Backend):
     name = "autograd"
     timed_path = "autograd.numpy (the function untraced)"
-    xp_namespace = "autograd"
-    family = "autograd"
-    mode = "reverse"
     requires = ("autograd", INSTALL_HINT)
 
     def prepare(self, problem, inputs) -> Prepared:

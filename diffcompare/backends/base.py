@@ -89,22 +89,12 @@ class Prepared:
 
 
 class Backend:
-    """Base class; subclasses set ``name``/``family`` and implement ``prepare`` and ``vjp``."""
+    """Base class; subclasses set ``name`` (their entry in :data:`registry.METHODS`, which
+    holds every fact about the method, ``info``: ``family``, ``mode``, ``devices`` and
+    ``xp_namespace`` are read from it) and implement ``prepare`` and ``vjp``."""
 
     name = "backend"
-    family = "backend"         # engine | symbolic | finite-difference | jax | torch | manual
-    #: where it can compute: ``device=`` constructor values (the first is the default); the
-    #: runner gives ``device="gpu"`` to the backends that list it when a suite asks for the GPU
-    devices = ("cpu",)
-    exact = True               # exact up to rounding (AD, symbolic) vs approximate (FD)
-    #: how derivatives accumulate: "reverse" (a backward pass per output, whatever the
-    #: number of inputs) or "forward" (a JVP per input); None for symbolic and FD methods
-    mode: str | None = None
     numpy_arrays = True        # computes on NumPy arrays, which tracemalloc sees too
-    #: the namespace ``problem.fn(xp, ...)`` runs on (a key of
-    #: ``diffcompare.problems.contract.RUNS_ON``): says which names outside the xp contract
-    #: the method can still run
-    xp_namespace = "numpy"
     #: what the timed calls run, the function's and the gradient's alike, so that gradient ÷
     #: function compares like with like (recorded on the function row: ``timed_path``)
     timed_path = "Python over NumPy"
@@ -113,6 +103,36 @@ class Backend:
     #: what to tell a user who lacks it (``available()`` imports it); a tuple of such pairs
     #: for several libraries (the first one missing is reported); None if nothing.
     requires: tuple | None = None
+
+    @property
+    def info(self):
+        """This method's description (:class:`~diffcompare.backends.registry.MethodInfo`)."""
+        from .registry import info
+
+        return info(self.name)
+
+    @property
+    def family(self) -> str:
+        """Its family, one of ``registry.FAMILIES``."""
+        return self.info.family
+
+    @property
+    def mode(self) -> str | None:
+        """How derivatives accumulate: "reverse" (a backward pass per output, whatever the
+        number of inputs) or "forward" (a JVP per input); None for symbolic and FD methods."""
+        return self.info.mode
+
+    @property
+    def devices(self) -> tuple:
+        """Where it can compute: ``device=`` constructor values (the first is the default)."""
+        return self.info.devices
+
+    @property
+    def xp_namespace(self) -> str:
+        """The namespace ``problem.fn(xp, ...)`` runs on (a key of
+        ``diffcompare.problems.contract.RUNS_ON``): which names outside the xp contract the
+        method can still run."""
+        return self.info.namespace
 
     def available(self) -> Support:
         """Whether the backend can run on this machine at all (its ``requires`` import)."""

@@ -25,9 +25,6 @@ def substitute(problem, inputs, wrt_values):
 
 class EngineBackend(Backend):
     name = "engine"
-    xp_namespace = "engine"
-    family = "engine"
-    mode = "reverse"
     timed_path = "the engine's tensors over NumPy (the function without recording a graph)"
     product_limits = {
         "jacobian": (1_000_000, "one reverse pass per output element: about 8 s a call at 2.3 M "
@@ -37,13 +34,13 @@ class EngineBackend(Backend):
 
     def timed_jacobian(self, prepared, inputs):
         """``functional.jacobian``: per differentiated argument, shape out.shape + arg.shape."""
-        func = self._func(prepared, inputs)
+        func = self.wrt_function(prepared, inputs)
         wrt = tuple(_float_array(inputs[i]) for i in prepared.problem.wrt)
         return (lambda: functional.jacobian(func, wrt, allow_unused=True)), as_float64_arrays
 
     def timed_hessian_diagonal(self, prepared, inputs):
         """The gradient with ``create_graph=True``, then one reverse pass per input element."""
-        func = self._func(prepared, inputs)
+        func = self.wrt_function(prepared, inputs)
         wrt = tuple(_float_array(inputs[i]) for i in prepared.problem.wrt)
 
         def call():
@@ -73,7 +70,9 @@ class EngineBackend(Backend):
         # Nothing to derive or compile: the graph is recorded anew on every call.
         return Prepared(problem)
 
-    def _func(self, prepared, inputs):
+    def wrt_function(self, prepared, inputs):
+        """The problem as a function of its differentiated arguments' tensors (the others
+        fixed to ``inputs``), counting evaluations: what ``functional``'s operators take."""
         problem = prepared.problem
         constants = [Tensor(a) for a in inputs]   # non-differentiated arguments
 
@@ -94,7 +93,7 @@ class EngineBackend(Backend):
         """The loop an engine user writes, as with ``torch.autograd.grad``: fresh leaves on
         the input arrays, the forward pass, ``autograd.grad``; no per-call conversions."""
         problem = prepared.problem
-        func = self._func(prepared, inputs)
+        func = self.wrt_function(prepared, inputs)
         wrt = tuple(_float_array(inputs[i]) for i in problem.wrt)
         seed = None if cotangent is None else np.asarray(cotangent)
 
@@ -116,11 +115,11 @@ class EngineBackend(Backend):
 
     def function(self, prepared, inputs):
         with no_grad():
-            return np.asarray(self._func(prepared, inputs)(*(Tensor(inputs[i]) for i in prepared.problem.wrt)).data)
+            return np.asarray(self.wrt_function(prepared, inputs)(*(Tensor(inputs[i]) for i in prepared.problem.wrt)).data)
 
     def hvp(self, prepared, inputs, v):
         wrt = tuple(inputs[i] for i in prepared.problem.wrt)
-        _, hv = functional.hvp(self._func(prepared, inputs), wrt, tuple(v), allow_unused=True)
+        _, hv = functional.hvp(self.wrt_function(prepared, inputs), wrt, tuple(v), allow_unused=True)
         return as_float64_arrays(hv)
 
     def graph_stats(self, prepared, inputs) -> dict:

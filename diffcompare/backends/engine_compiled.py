@@ -41,9 +41,6 @@ def _baked(fn, n_args: int, constants: dict):
 
 class EngineCompiledBackend(Backend):
     name = "engine-compiled"
-    xp_namespace = "engine"
-    family = "engine"
-    mode = "reverse"
     timed_path = "the engine's compiled program (generated Python over NumPy)"
 
     def prepare(self, problem, inputs) -> Prepared:

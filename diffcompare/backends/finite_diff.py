@@ -137,8 +137,6 @@ class FiniteDifference(Backend):
     (``"float64"`` or ``"float32"``), ``exact_step`` (divide by the step actually taken).
     """
 
-    family = "finite-difference"
-    exact = False
     order = 1                       # truncation order in h
     evaluations_formula = "?"       # evaluations per gradient, for tables
 

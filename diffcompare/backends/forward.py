@@ -49,8 +49,6 @@ class EngineJvpBackend(EngineBackend):
     """The engine in forward mode: ``functional.jvp`` per unit tangent."""
 
     name = "engine-jvp"
-    family = "engine"
-    mode = "forward"
 
     def __init__(self, max_inputs: int = 300):
         self.max_inputs = int(max_inputs)
@@ -67,7 +65,7 @@ class EngineJvpBackend(EngineBackend):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in prepared.problem.wrt)
         weights = None if cotangent is None else np.asarray(cotangent, dtype=np.float64)
         grads = [np.zeros_like(w) for w in wrt]
-        for a, j, jv in _unit_jvps(self._func(prepared, inputs), wrt):
+        for a, j, jv in _unit_jvps(self.wrt_function(prepared, inputs), wrt):
             grads[a].reshape(-1)[j] = np.sum(jv * weights) if weights is not None else jv.sum()
         return tuple(grads)
 
@@ -80,7 +78,7 @@ class EngineJvpBackend(EngineBackend):
     def timed_jacobian(self, prepared, inputs):
         """One ``functional.jvp`` per unit tangent: the Jacobian's columns."""
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in prepared.problem.wrt)
-        func = self._func(prepared, inputs)
+        func = self.wrt_function(prepared, inputs)
 
         def call():
             columns = [[] for _ in wrt]
@@ -108,10 +106,6 @@ class JaxJacfwdBackend(Backend):
 
     name = "jax-jacfwd"
     timed_path = "XLA executables (jax.jit)"
-    xp_namespace = "jax"
-    family = "jax"
-    devices = ("cpu", "gpu")
-    mode = "forward"
     requires = ("jax", JAX_INSTALL_HINT)
     numpy_arrays = False         # XLA's buffers: tracemalloc would see none of them
 
@@ -135,9 +129,9 @@ class JaxJacfwdBackend(Backend):
                       "jacfwd batches them all: memory n × the function's")
 
     def prepare(self, problem, inputs) -> Prepared:
-        from .jax_backend import _import_jax, describe_device, pick_device
+        from .jax_backend import describe_device, import_jax, pick_device
 
-        jax = _import_jax()
+        jax = import_jax()
         jnp = jax.numpy
         wrt = problem.wrt
         device = pick_device(jax, self.device)
@@ -172,9 +166,9 @@ class JaxJacfwdBackend(Backend):
 
     @staticmethod
     def _scope(state):
-        from .jax_backend import _placement
+        from .jax_backend import placement
 
-        return _placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
+        return placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
 
     def _split(self, prepared, inputs):
         jnp = prepared.state["jax"].numpy
@@ -231,7 +225,7 @@ class JaxJacfwdBackend(Backend):
     def timed_jacobian(self, prepared, inputs):
         """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
         (``info["jacobian_compile_seconds"]``)."""
-        from .jax_backend import _ready
+        from .jax_backend import block_until_ready
 
         state = prepared.state
         jax = state["jax"]
@@ -248,7 +242,7 @@ class JaxJacfwdBackend(Backend):
 
         def call():
             prepared.evaluations += int(sum(np.size(w) for w in wrt))
-            return _ready(tuple(jacobian(wrt, others)))
+            return block_until_ready(tuple(jacobian(wrt, others)))
 
         return call, as_float64_arrays
 
@@ -256,7 +250,7 @@ class JaxJacfwdBackend(Backend):
         """The jitted function on inputs placed on the device beforehand, as ``timed_vjp``
         times the jitted gradient: like with like (uploading the inputs each call cost
         ten times the function and made gradient ÷ function read 0.1×)."""
-        from .jax_backend import _ready
+        from .jax_backend import block_until_ready
 
         state = prepared.state
         with self._scope(state):
@@ -265,7 +259,7 @@ class JaxJacfwdBackend(Backend):
 
         def call():
             with scope(state):
-                out = _ready(value(wrt, others))
+                out = block_until_ready(value(wrt, others))
             prepared.evaluations += 1
             return out
 

@@ -75,7 +75,7 @@ _CONCRETE_ERRORS = ("ConcretizationTypeError", "TracerIntegerConversionError",
 
 # --- JAX setup ------------------------------------------------------------------------
 
-def _import_jax():
+def import_jax():
     """``jax`` (``Unavailable`` if it cannot be imported).  Its global 64-bit setting is
     left alone: the backends enter ``x64_scope`` around their work."""
     try:
@@ -90,7 +90,7 @@ def x64_scope(jax, enabled: bool = True):
     """A context in which JAX's 64-bit mode is ``enabled`` (or not), restored on exit and
     local to the thread, so code outside it keeps the process's own setting.
 
-    >>> jax = _import_jax()
+    >>> jax = import_jax()
     >>> before = jax.config.read("jax_enable_x64")
     >>> with x64_scope(jax, True):
     ...     print(jax.numpy.zeros(1, dtype="float64").dtype)
@@ -141,7 +141,7 @@ def _gpu_start_failure(jax, exc) -> str | None:
     return None
 
 
-def _gpu_devices(jax) -> list:
+def gpu_devices(jax) -> list:
     """JAX's GPUs; [] when it has none; ``GpuStartError`` when one failed to start."""
     try:
         return list(jax.devices("gpu"))
@@ -169,7 +169,7 @@ def pick_device(jax, which: str = "cpu"):
     when JAX has none, ``GpuStartError`` when one failed to start.  Never another device."""
     check_device(which)
     if which == "gpu":
-        gpus = _gpu_devices(jax)
+        gpus = gpu_devices(jax)
         if not gpus:
             raise Unavailable(f"the GPU was asked for but JAX sees none (its devices: "
                               f"{', '.join(sorted({d.platform for d in jax.devices()}))}); "
@@ -184,7 +184,7 @@ def device_support(which: str) -> Support:
     ``GpuStartError``: that is an error of the run, not a missing feature of the machine."""
     if check_device(which) == "gpu":
         try:
-            pick_device(_import_jax(), "gpu")
+            pick_device(import_jax(), "gpu")
         except Unavailable as exc:
             return Support(False, str(exc))
     return Support(True)
@@ -230,7 +230,7 @@ def jax_device_memory_stats(device=None) -> dict | None:
         return None
     if device is None:
         try:
-            gpus = _gpu_devices(jax)
+            gpus = gpu_devices(jax)
         except GpuStartError:
             return None
         device = gpus[0] if gpus else jax.devices("cpu")[0]
@@ -290,7 +290,7 @@ def _cost_info(compiled, prefix: str) -> dict:
     return out
 
 
-def _ready(out):
+def block_until_ready(out):
     """``out`` (an array or a tuple of arrays) computed to completion.  Each array's own
     ``block_until_ready``: ``jax.block_until_ready`` walks the tuple as a pytree, which
     costs several µs per call, as much as a small jitted gradient."""
@@ -462,7 +462,7 @@ class _State:
 
 
 @contextlib.contextmanager
-def _placement(jax, x64: bool, device, matmul_precision: str):
+def placement(jax, x64: bool, device, matmul_precision: str):
     """JAX's 64-bit mode, default device and float32 matmul precision, for tracing and calls."""
     with x64_scope(jax, x64), jax.default_device(device), \
             jax.default_matmul_precision(matmul_precision):
@@ -470,10 +470,6 @@ def _placement(jax, x64: bool, device, matmul_precision: str):
 
 
 class _JaxBackend(Backend):
-    xp_namespace = "jax"
-    family = "jax"
-    devices = DEVICES
-    mode = "reverse"
     requires = ("jax", INSTALL_HINT)
     numpy_arrays = False
     jit = True
@@ -506,7 +502,7 @@ class _JaxBackend(Backend):
     def _scope(state):
         """The 64-bit mode, device and matmul precision every JAX call (and every trace) of
         this prepared problem runs under."""
-        with _placement(state.jax, state.dtype == np.float64, state.device, state.matmul_precision):
+        with placement(state.jax, state.dtype == np.float64, state.device, state.matmul_precision):
             yield
 
     def _device_inputs(self, state: _State, problem, inputs) -> tuple:
@@ -534,7 +530,7 @@ class _JaxBackend(Backend):
     # -- the interface -------------------------------------------------------------
 
     def prepare(self, problem, inputs) -> Prepared:
-        jax = _import_jax()
+        jax = import_jax()
         device = pick_device(jax, self.device)
         inputs = tuple(inputs)
         dtype = compute_dtype(problem, inputs)
@@ -542,7 +538,7 @@ class _JaxBackend(Backend):
                 "device_kind": device.device_kind, "jax_version": jax.__version__,
                 "mode": "jit" if self.jit else ("eager, jit disabled" if self._disable_jit else "eager"),
                 "x64": bool(dtype == np.float64), "matmul_precision": self.matmul_precision}
-        with _placement(jax, dtype == np.float64, device, self.matmul_precision):
+        with placement(jax, dtype == np.float64, device, self.matmul_precision):
             # the transfers, timed apart from compute: the inputs up, and the gradient's bytes
             # (the differentiated inputs' shapes) back to the host
             t0 = time.perf_counter()
@@ -569,7 +565,7 @@ class _JaxBackend(Backend):
                 out = fn(*args)
         except TypeError as exc:
             _raise_explained(exc)
-        return _ready(out)
+        return block_until_ready(out)
 
     def timed_vjp(self, prepared, inputs, cotangent=None):
         state, problem = prepared.state, prepared.problem
@@ -749,7 +745,7 @@ class JaxJitBackend(_JaxBackend):
             out = fn(*args)
         except TypeError as exc:
             _raise_explained(exc)
-        return _ready(out)
+        return block_until_ready(out)
 
     def retained_bytes(self, prepared) -> dict:
         parts = super().retained_bytes(prepared)
@@ -819,7 +815,6 @@ class JaxJitCpuBackend(JaxJitBackend):
     (``device = "gpu"`` moves ``jax-jit``, never this one)."""
 
     name = "jax-jit-cpu"
-    devices = ("cpu",)
 
 
 class JaxJitTf32Backend(JaxJitBackend):

@@ -138,7 +138,11 @@ def _linear_mse(args, need, value_only=False):
     return loss, grads
 
 
-def _mlp(activation):
+def mlp(activation):
+    """The hand-written ``forward_backward(args, need, value_only=False) -> (loss, grads)``
+    of the catalog's one-hidden-layer MLP (``activation`` "tanh" or "relu"), args
+    ``(x, w1, b1, w2, b2, y)``; grads ``{index: gradient}`` for the indices in ``need``."""
+
     def forward_backward(args, need, value_only=False):
         x, w1, b1, w2, b2, y = args
         z = _affine(x, w1, b1)
@@ -323,11 +327,11 @@ MANUAL_GRADIENTS = {spec.name: spec for spec in [
                    (0, 1), (0, 1, 2, 3), _parameters_first(_linear_mse, 2), matrix_args=(2, 0)),
     ManualGradient("mlp_tanh", ("w1", "b1", "w2", "b2", "x", "y"),
                    "mean((tanh(x @ w1 + b1) @ w2 + b2 - y)**2)",
-                   (0, 1, 2, 3), (0, 1, 2, 3, 4, 5), _parameters_first(_mlp("tanh"), 4),
+                   (0, 1, 2, 3), (0, 1, 2, 3, 4, 5), _parameters_first(mlp("tanh"), 4),
                    matrix_args=(4, 0, 2)),
     ManualGradient("mlp_relu", ("w1", "b1", "w2", "b2", "x", "y"),
                    "mean((relu(x @ w1 + b1) @ w2 + b2 - y)**2)",
-                   (0, 1, 2, 3), (0, 1, 2, 3, 4, 5), _parameters_first(_mlp("relu"), 4),
+                   (0, 1, 2, 3), (0, 1, 2, 3, 4, 5), _parameters_first(mlp("relu"), 4),
                    matrix_args=(4, 0, 2)),
     ManualGradient("linear_mean", ("x", "w"), "mean(x * w)", (1,), (0, 1), _linear_mean),
     ManualGradient("minibatch_inverse_mean", ("x",), "mean(1 / x)", (0,), (0,),
@@ -347,8 +351,6 @@ MANUAL_GRADIENTS = {spec.name: spec for spec in [
 
 class ManualBackend(Backend):
     name = "manual"
-    family = "manual"
-    mode = "reverse"
 
     #: relative tolerance of the prepare-time check that ``problem.fn`` computes the same value
     value_check_rtol = 1e-9

@@ -31,8 +31,6 @@ INSTALL_HINT = "numdifftools is not installed (pip install numdifftools)"
 
 class NumdifftoolsBackend(Backend):
     name = "numdifftools"
-    family = "finite-difference"
-    exact = False
     requires = ("numdifftools", INSTALL_HINT)
 
     def __init__(self, max_inputs: int = 100):

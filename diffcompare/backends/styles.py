@@ -1,11 +1,12 @@
-"""Each method's colour, marker and line style: one table, read by every plot.
+"""Each method's colour, marker and line style, read by every plot.
 
-One backend keeps one look everywhere.  Markers are all different, so the plots stay
-readable in greyscale; colours come from colour-blind-safe palettes (Okabe–Ito, Tol) and
-differ in lightness as well as hue.  Approximations (finite differences) are dashed,
-exact methods solid.  A backend missing from :data:`STYLES` gets a deterministic
-fallback from markers and colours the table does not use (so it is still distinct), and
-``tests/report/test_styles.py`` fails until it is given its own entry.
+One backend keeps one look everywhere: its colour and marker are part of its description
+(:data:`diffcompare.backends.registry.METHODS`).  Markers are all different, so the plots
+stay readable in greyscale; colours come from colour-blind-safe palettes (Okabe–Ito, Tol)
+and differ in lightness as well as hue (``tests/report/test_styles.py``).  Approximations
+(every method that is not exact: finite differences) are dashed, exact methods solid.  A
+name that is not registered (a results folder from another version) gets a deterministic
+fallback from markers and colours no method uses, so it is still distinct.
 
 >>> style_of("engine")
 Style(colour='#0072B2', marker='o', linestyle='-')
@@ -19,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import zlib
 
+from .registry import FD_FAMILY, METHODS
+
 
 @dataclasses.dataclass(frozen=True)
 class Style:
@@ -31,49 +34,23 @@ class Style:
         return {"color": self.colour, "marker": self.marker, "linestyle": self.linestyle}
 
 
-#: backend name -> (colour, marker). Keep every marker different (greyscale).
-STYLES = {
-    # the engine and its modes: blues
-    "engine": ("#0072B2", "o"),
-    "engine-jvp": ("#56B4E9", ">"),
-    "engine-compiled": ("#1B2A6B", "p"),
-    "manual": ("#000000", "P"),
-    # the libraries users would otherwise pick
-    "torch": ("#D55E00", "h"),
-    "autograd": ("#44AA99", "X"),
-    "jax-jit": ("#CC79A7", "s"),
-    "jax-eager": ("#882255", "d"),
-    "jax-jit-tf32": ("#FF00FF", "4"),
-    "jax-jit-cpu": ("#1100FF", "3"),
-    "jax-jacfwd": ("#AA4499", "<"),
-    # symbolic: greens and yellows, far apart in lightness
-    "sympy": ("#009E73", "^"),
-    "sympy-cse": ("#E69F00", "v"),
-    "sympy-reverse": ("#117733", "8"),
-    "symengine": ("#999933", "H"),
-    # approximations (dashed)
-    "fd-forward": ("#E31A1C", "x"),
-    "fd-central": ("#66A61E", "+"),
-    "fd-complex-step": ("#8C2D04", "D"),
-    "fd-richardson": ("#5E3C99", "*"),
-    "numdifftools": ("#6B6B6B", "1"),
-}
-
-#: methods that approximate (drawn dashed), besides the ``fd-`` names.
-APPROXIMATE = {"numdifftools"}
-
-_FALLBACK_COLOURS = ("#3B3B3B", "#8C510A", "#01665E", "#762A83", "#B35806", "#4D9221")
-_FALLBACK_MARKERS = ("2", "3", "4", "|", "_", ".")
+#: for names that are not registered: colours and markers no registered method uses
+_FALLBACK_COLOURS = tuple(c for c in ("#3B3B3B", "#8C510A", "#01665E", "#762A83", "#B35806", "#4D9221")
+                          if c not in {m.colour for m in METHODS.values()})
+_FALLBACK_MARKERS = tuple(k for k in ("2", "3", "4", "|", "_", ".")
+                          if k not in {m.marker for m in METHODS.values()})
 
 
 def style_of(backend: str, family: str | None = None) -> Style:
-    """The style of ``backend`` (``family`` 'finite-difference' also makes it dashed)."""
+    """The style of ``backend``; an unregistered one is dashed when its ``family`` is
+    'finite-difference'."""
     name = str(backend)
-    if name in STYLES:
-        colour, marker = STYLES[name]
+    method = METHODS.get(name)
+    if method is not None:
+        colour, marker, dashed = method.colour, method.marker, not method.exact
     else:                         # stable across runs and machines (not Python's hash())
         h = zlib.crc32(name.encode())
         colour = _FALLBACK_COLOURS[h % len(_FALLBACK_COLOURS)]
         marker = _FALLBACK_MARKERS[(h // len(_FALLBACK_COLOURS)) % len(_FALLBACK_MARKERS)]
-    dashed = family == "finite-difference" or name.startswith("fd-") or name in APPROXIMATE
+        dashed = family == FD_FAMILY
     return Style(colour, marker, "--" if dashed else "-")

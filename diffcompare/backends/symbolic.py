@@ -341,9 +341,6 @@ def lambdify(symbols, exprs, cse_result=None):
                           **kwargs)
 
 
-_lambdify = lambdify    # the name diffcompare.studies.expression_swell imports
-
-
 def _source_bytes(fn) -> int:
     """Bytes of a lambdified function's generated source (its bytecode if the source is gone)."""
     import inspect
@@ -382,7 +379,7 @@ class _State:
 
 
 @dataclasses.dataclass
-class _Derivation:
+class Derivation:
     """What a backend's ``_derive`` makes, for lambdify: the derivative expressions (a
     gradient, the sparse Jacobian's entries, or a VJP in ``cotangent_symbols``) and, where
     computed, the ``(assignments, expressions)`` of the function and of the derivatives."""
@@ -401,9 +398,6 @@ class SympyBackend(Backend):
 
     name = "sympy"
     timed_path = "generated NumPy code (lambdify)"
-    xp_namespace = "sympy"
-    family = "symbolic"
-    exact = True
     use_cse = False
 
     #: defaults of the limits (subclasses differ); ``seconds_per_op`` is the measured cost of
@@ -522,10 +516,10 @@ class SympyBackend(Backend):
 
     def _compile(self, args, outputs, d):
         """NumPy functions of the function values and of the derivatives."""
-        return (_lambdify(args, outputs, d.f_cse),
-                _lambdify(list(args) + list(d.cotangent_symbols), d.grad_exprs, d.g_cse))
+        return (lambdify(args, outputs, d.f_cse),
+                lambdify(list(args) + list(d.cotangent_symbols), d.grad_exprs, d.g_cse))
 
-    def _derive(self, problem, outputs, wrt_flat, info) -> "_Derivation":
+    def _derive(self, problem, outputs, wrt_flat, info) -> "Derivation":
         """The derivatives of ``outputs`` w.r.t. ``wrt_flat``, ready for lambdify:
         per-variable ``sympy.diff`` (the forward-mode ordering), then CSE if asked."""
         import sympy
@@ -558,7 +552,7 @@ class SympyBackend(Backend):
             info["ops_gradient_cse"] = count_ops([e for _, e in g_cse[0]] + g_cse[1])
             info["cse_subexpressions_gradient"] = len(g_cse[0])
         info["cse_s"] = clock() - t0
-        return _Derivation(grad_exprs, jac_rows, jac_cols, f_cse, g_cse)
+        return Derivation(grad_exprs, jac_rows, jac_cols, f_cse, g_cse)
 
     def _refuse_distributions(self, problem, outputs, d):
         """Refuse a derivative that holds ``DiracDelta`` (SymPy's d sign(u) = 2 DiracDelta(u)
@@ -619,7 +613,8 @@ class SympyBackend(Backend):
         return {"generated_code": sum(_source_bytes(f) for f in (state.f_fn, state.g_fn))}
 
     # -- evaluate ---------------------------------------------------------------------------
-    def _values(self, prepared, inputs):
+    def call_values(self, prepared, inputs):
+        """The flat scalar arguments of the lambdified functions at ``inputs``."""
         state = prepared.state
         if state.constants is not None:
             for i, c in state.constants.items():
@@ -631,7 +626,7 @@ class SympyBackend(Backend):
     def function(self, prepared, inputs):
         state = prepared.state
         prepared.evaluations += 1
-        values = np.asarray(state.f_fn(*self._values(prepared, inputs)), dtype=np.float64)
+        values = np.asarray(state.f_fn(*self.call_values(prepared, inputs)), dtype=np.float64)
         return values.reshape(state.out_shape)
 
     def vjp(self, prepared, inputs, cotangent=None):
@@ -641,9 +636,9 @@ class SympyBackend(Backend):
         prepared.evaluations += 1
         if state.cotangent_symbols:
             v = list(np.asarray(cotangent, dtype=np.float64).reshape(-1))
-            flat = np.asarray(state.g_fn(*self._values(prepared, inputs), *v), dtype=np.float64)
+            flat = np.asarray(state.g_fn(*self.call_values(prepared, inputs), *v), dtype=np.float64)
             return as_float64_arrays(_split(flat, state.wrt_shapes))
-        values = np.asarray(state.g_fn(*self._values(prepared, inputs)), dtype=np.float64)
+        values = np.asarray(state.g_fn(*self.call_values(prepared, inputs)), dtype=np.float64)
         if prepared.problem.vector_output:
             v = np.asarray(cotangent, dtype=np.float64).reshape(-1)
             flat = np.zeros(sum(int(np.prod(s)) for s in state.wrt_shapes))
@@ -667,13 +662,13 @@ class SympyBackend(Backend):
             wrt_flat = state.symbols.wrt_flat
             vs = [sympy.Symbol(f"v_{j}", real=True) for j in range(len(wrt_flat))]
             hv, cse_result = self._derive_hvp(state, wrt_flat, vs)
-            state.hvp_fn = _lambdify(state.symbols.all_flat + vs, hv, cse_result)
+            state.hvp_fn = lambdify(state.symbols.all_flat + vs, hv, cse_result)
             prepared.info["hvp_prepare_s"] = time.perf_counter() - t0
             prepared.info["ops_hvp"] = count_ops(hv if cse_result is None
                                                  else [e for _, e in cse_result[0]] + list(cse_result[1]))
         v_flat = [np.float64(x) for vi in v for x in np.asarray(vi, dtype=np.float64).reshape(-1)]
         prepared.evaluations += 1
-        values = np.asarray(state.hvp_fn(*self._values(prepared, inputs), *v_flat), dtype=np.float64)
+        values = np.asarray(state.hvp_fn(*self.call_values(prepared, inputs), *v_flat), dtype=np.float64)
         return as_float64_arrays(_split(values, state.wrt_shapes))
 
     def _derive_hvp(self, state, wrt_flat, vs):

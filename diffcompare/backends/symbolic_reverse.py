@@ -6,7 +6,7 @@ from __future__ import annotations
 import sympy
 
 from .base import UnsupportedError
-from .symbolic import SympyBackend, _Derivation, count_ops
+from .symbolic import SympyBackend, Derivation, count_ops
 from .sympy_dag import PROGRAM_OPS_PER_EDGE, dag_edges, reverse_program
 
 __all__ = ["SympyReverseBackend"]
@@ -40,7 +40,6 @@ class SympyReverseBackend(SympyBackend):
     """
 
     name = "sympy-reverse"
-    mode = "reverse"
     use_cse = True
     limits = {"max_inputs": 5000, "max_symbols": 20_000, "max_tree_ops": 2_000_000,
               "max_diff_ops": 100_000}
@@ -79,7 +78,7 @@ class SympyReverseBackend(SympyBackend):
             [e for _, e in prog.adjoint] + prog.gradient)
         info["dag_nodes_gradient"] = len(prog.assignments) + len(prog.gradient)
         info["cse_subexpressions_gradient"] = len(prog.assignments)
-        return _Derivation(prog.gradient, f_cse=(prog.forward, prog.outputs),
+        return Derivation(prog.gradient, f_cse=(prog.forward, prog.outputs),
                            g_cse=(prog.assignments, prog.gradient), cotangent_symbols=cotangent,
                            program=prog)
 

@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 from .base import SUPPORTED, Support, UnsupportedError
-from .symbolic import SympyBackend, _Derivation, uses_of
+from .symbolic import SympyBackend, Derivation, uses_of
 
 __all__ = ["SymengineBackend", "to_symengine", "llvm_available"]
 
@@ -171,7 +171,7 @@ class SymengineBackend(SympyBackend):
             if grad else 0
         info["cse_subexpressions_gradient"] = len(replacements)
         info["llvm"] = llvm_available()
-        return _Derivation(grad, jac_rows, jac_cols, f_cse=outs, g_cse=memo)
+        return Derivation(grad, jac_rows, jac_cols, f_cse=outs, g_cse=memo)
 
     def _compile(self, args, outputs, d):
         memo = d.g_cse

@@ -66,9 +66,6 @@ class _State:
 class TorchBackend(Backend):
     name = "torch"
     timed_path = "torch eager (the function under no_grad)"
-    xp_namespace = "torch"
-    family = "torch"
-    mode = "reverse"
     numpy_arrays = False
     requires = (("torch", INSTALL_HINT), ("array_api_compat", COMPAT_HINT))
 
@@ -89,7 +86,7 @@ class TorchBackend(Backend):
         # share memory where NumPy allows writing (torch warns on read-only arrays)
         return torch.from_numpy(a if a.flags.writeable else a.copy())
 
-    def _args(self, state: _State, problem, inputs, requires_grad: bool):
+    def tensor_args(self, state: _State, problem, inputs, requires_grad: bool):
         """The call's arguments as tensors, and fresh leaves for the differentiated ones."""
         if len(inputs) != len(state.host_inputs):
             raise ValueError(f"expected {len(state.host_inputs)} arguments (as given to prepare), "
@@ -116,7 +113,7 @@ class TorchBackend(Backend):
     def timed_vjp(self, prepared, inputs, cotangent=None):
         state, problem = prepared.state, prepared.problem
         torch = state.torch
-        args, _ = self._args(state, problem, inputs, requires_grad=False)
+        args, _ = self.tensor_args(state, problem, inputs, requires_grad=False)
         grad_out = None
         if cotangent is not None:
             grad_out = torch.from_numpy(np.array(cotangent, dtype=state.dtype))
@@ -159,7 +156,7 @@ class TorchBackend(Backend):
 
     def timed_function(self, prepared, inputs):
         state, problem = prepared.state, prepared.problem
-        args, _ = self._args(state, problem, inputs, requires_grad=False)
+        args, _ = self.tensor_args(state, problem, inputs, requires_grad=False)
 
         def call():
             with state.torch.no_grad():
@@ -184,7 +181,7 @@ class TorchBackend(Backend):
     def _of_wrt(self, prepared, inputs):
         """The function of the differentiated tensors alone, and their values."""
         state, problem = prepared.state, prepared.problem
-        args, _ = self._args(state, problem, inputs, requires_grad=False)
+        args, _ = self.tensor_args(state, problem, inputs, requires_grad=False)
         wrt = [args[i].detach() for i in problem.wrt]
 
         def f(*wrt_values):
@@ -233,7 +230,7 @@ class TorchBackend(Backend):
             raise ValueError(f"expected {len(problem.wrt)} tangent vectors (one per differentiated "
                              f"argument), got {len(v)}.")
         with torch.enable_grad():
-            args, leaves = self._args(state, problem, inputs, requires_grad=True)
+            args, leaves = self.tensor_args(state, problem, inputs, requires_grad=True)
             out = self._output(state, problem, args).reshape(())
             prepared.evaluations += 1
             zeros = tuple(np.zeros(np.shape(inputs[i]), dtype=np.float64) for i in problem.wrt)

@@ -54,7 +54,9 @@ def nodes(t) -> list:
 
     The order is topological (a node comes after every node that points to it)
     and deterministic: Kahn's algorithm, visiting ``next_functions`` in order.
-    ``t`` may also be a node. Returns ``[]`` when ``t`` has no ``grad_fn``.
+    ``t`` may also be a node. Returns ``[]`` when ``t`` has no ``grad_fn``.  It reads only
+    ``grad_fn`` and ``next_functions``, so it walks PyTorch's graphs too: the one walk the
+    drawings (:mod:`diffcompare.viz`), the seed examples and the studies share.
 
     >>> from diffcompare.engine import Tensor
     >>> a = Tensor([1., 2.], requires_grad=True)

@@ -114,7 +114,7 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
               time_samples=[seconds], loops=1, device=info.get("device"),
               expr_ops=info.get("ops_gradient"), expr_ops_cse=info.get("ops_gradient_cse"),
               prepared_bytes=int(sum(retained.values())),
-              extra=_jsonable({**info, "prepared_parts": retained}))
+              extra=_scalar_facts({**info, "prepared_parts": retained}))
 
     value = backends.checked_function(backend, prepared, inputs)
     computed_in = value.dtype.name
@@ -138,7 +138,7 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
               peak_bytes=peak, memory_source=source, compute_dtype=computed_in,
               saved_graph_bytes=_saved_graph_bytes(backend, prepared, inputs),
               error_rel=errors["rel"], error_rho=errors["rho"], reference=reference.label,
-              device=ran_on(prepared), extra=_jsonable(extra))
+              device=ran_on(prepared), extra=_scalar_facts(extra))
 
     for name in cell_operators(problem, run_operators):
         yield row(name, **_operator_fields(backend, prepared, name, inputs, size, seed,
@@ -188,7 +188,7 @@ def _operator_fields(backend, prepared, name, inputs, size, seed, timing_opts,
     return dict(status="ok", **_timing_fields(t), peak_bytes=peak,
                 memory_source=source, error_rel=None if errors is None else errors["rel"],
                 error_rho=None if errors is None else errors["rho"], reference=reference,
-                device=ran_on(prepared), extra=_jsonable(extra))
+                device=ran_on(prepared), extra=_scalar_facts(extra))
 
 
 #: An operator whose first evaluation takes longer than this many seconds is timed with at
@@ -263,7 +263,7 @@ def cast_inputs(problem, inputs64, dtype) -> tuple:
 
 
 def _timing_fields(t):
-    return dict(time_median_s=t.median, time_iqr_s=t.iqr, time_min_s=t.min,
+    return dict(time_median_s=t.stats.median, time_iqr_s=t.stats.iqr, time_min_s=t.stats.min,
                 time_samples=list(t.samples), loops=t.loops, cpu_share=t.cpu_share,
                 load_per_cpu=t.load_per_cpu)
 
@@ -324,18 +324,14 @@ def _after_gradient_info(prepared):
     return info or None
 
 
-def _jsonable(info):
-    """Keep the JSON-friendly scalar facts of a backend's info (no arrays, no objects)."""
+def _scalar_facts(info):
+    """The scalar facts of a backend's info (numbers, strings, booleans, NumPy scalars, and
+    dicts of them), without its arrays and objects; None if none.  ``make_row`` makes them
+    JSON (:mod:`diffcompare.results.jsonio`)."""
     if not info:
         return None
-    out = {}
-    for k, v in info.items():
-        if isinstance(v, (bool, int, float, str)) or v is None:
-            out[k] = v
-        elif isinstance(v, np.generic):
-            out[k] = v.item()
-        elif isinstance(v, dict):
-            out[k] = _jsonable(v)
+    out = {k: _scalar_facts(v) if isinstance(v, dict) else v for k, v in info.items()
+           if v is None or isinstance(v, (bool, int, float, str, np.generic, dict))}
     return out or None
 
 

@@ -32,7 +32,6 @@ import numpy as np
 AGREEMENT_RHO = 1e-15
 #: below this unit roundoff a long double carries digits float64 does not (x86: 1.1e-19)
 MAX_EPS = 1e-18
-PROGRAMS = ("engine", "autograd")
 
 
 def available() -> bool:

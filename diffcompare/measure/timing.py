@@ -8,40 +8,32 @@ and after).  The results layer flags timings from loaded or noisy groups
 (:mod:`diffcompare.results.trust`).
 
 >>> t = time_call(lambda: sum(range(100)), min_sample_s=0.001, samples=3)
->>> len(t.samples), t.loops >= 1, t.median > 0, 0 < t.cpu_share <= 1.5
+>>> len(t.samples), t.loops >= 1, t.stats.median > 0, 0 < t.cpu_share <= 1.5
 (3, True, True, True)
 """
 from __future__ import annotations
 
 import dataclasses
 import os
-import statistics
 import time
+from functools import cached_property
+
+from .stats import Stats
 
 
 @dataclasses.dataclass
 class Timing:
-    """Seconds per call, one value per sample (each sample averages ``loops`` calls)."""
+    """Seconds per call, one value per sample (each sample averages ``loops`` calls);
+    their median, quartiles and extremes are :attr:`stats`."""
 
     samples: list
     loops: int
     cpu_share: float | None = None      # this process's CPU time ÷ wall time while timing
     load_per_cpu: float | None = None   # host's 1-minute load average ÷ CPUs (before/after, higher)
 
-    @property
-    def median(self) -> float:
-        return statistics.median(self.samples)
-
-    @property
-    def min(self) -> float:
-        return min(self.samples)
-
-    @property
-    def iqr(self) -> float:
-        if len(self.samples) < 2:
-            return 0.0
-        q = statistics.quantiles(self.samples, n=4, method="inclusive")
-        return q[2] - q[0]
+    @cached_property
+    def stats(self) -> Stats:
+        return Stats(self.samples)
 
 
 def time_call(fn, min_sample_s: float = 0.05, samples: int = 7, warmup: int = 1,

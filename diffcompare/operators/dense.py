@@ -159,7 +159,7 @@ def _engine_hessian(ctx):
 
     def evaluate(inputs, _):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in ctx.problem.wrt)
-        blocks = functional.hessian(backend._func(prepared, inputs), wrt, allow_unused=True)
+        blocks = functional.hessian(backend.wrt_function(prepared, inputs), wrt, allow_unused=True)
         return np.block([[np.asarray(b, dtype=np.float64).reshape(si, sj)
                           for b, sj in zip(row, lay.sizes)]
                          for row, si in zip(blocks, lay.sizes)])
@@ -175,7 +175,7 @@ def _engine_jvp(ctx):
 
     def evaluate(inputs, v):
         wrt = tuple(np.asarray(inputs[i], dtype=np.float64) for i in ctx.problem.wrt)
-        _, jv = functional.jvp(backend._func(prepared, inputs), wrt, lay.split(v), allow_unused=True)
+        _, jv = functional.jvp(backend.wrt_function(prepared, inputs), wrt, lay.split(v), allow_unused=True)
         return np.asarray(jv, dtype=np.float64).reshape(-1)
 
     return evaluate
@@ -185,22 +185,22 @@ def _engine_jvp(ctx):
 
 def _jax(transform):
     """A JAX operator on the flat function, with the backend's device, 64-bit mode and
-    matmul precision (``jax_backend._placement``), compiled in prepare unless the backend is
+    matmul precision (``jax_backend.placement``), compiled in prepare unless the backend is
     eager.  ``transform(jax, f, scalar)`` returns ``g(x, others, v)``."""
     def build(ctx):
-        from ..backends.jax_backend import _import_jax, _placement, _ready, pick_device
+        from ..backends.jax_backend import block_until_ready, import_jax, pick_device, placement
 
         support = ctx.backend.available()
         if not support:
             from ..backends.base import Unavailable
             raise Unavailable(support.reason)
-        jax, b, lay, problem = _import_jax(), ctx.backend, ctx.layout, ctx.problem
+        jax, b, lay, problem = import_jax(), ctx.backend, ctx.layout, ctx.problem
         device = pick_device(jax, b.device)
         dtype = compute_dtype(problem, ctx.inputs)
         scalar = ctx.operator in ("hessian", "hvp")
 
         def scope():
-            return _placement(jax, dtype == np.float64, device, b.matmul_precision)
+            return placement(jax, dtype == np.float64, device, b.matmul_precision)
 
         def place(inputs, v):
             x = np.concatenate([np.asarray(inputs[i], dtype=dtype).reshape(-1) for i in problem.wrt])
@@ -221,7 +221,7 @@ def _jax(transform):
 
         def evaluate(inputs, v):
             with scope(), eager_scope():
-                out = _ready(fn(*place(inputs, v)))
+                out = block_until_ready(fn(*place(inputs, v)))
             return np.asarray(out, dtype=np.float64)
 
         return evaluate
@@ -254,7 +254,7 @@ def _torch(transform):
         torch, scalar = state.torch, ctx.operator in ("hessian", "hvp")
 
         def evaluate(inputs, v):
-            args, _ = b._args(state, problem, inputs, requires_grad=False)
+            args, _ = b.tensor_args(state, problem, inputs, requires_grad=False)
             x = torch.cat([args[i].detach().reshape(-1) for i in problem.wrt])
             vec = None if v is None else torch.as_tensor(np.asarray(v, dtype=state.dtype))
             f = _flat(problem, lay, state.xp, args, scalar)
@@ -306,7 +306,7 @@ def _symbolic_jacobian_entries(ctx):
     state = prepared.state
 
     def evaluate(inputs, _):
-        values = np.asarray(state.g_fn(*backend._values(prepared, inputs)), dtype=np.float64)
+        values = np.asarray(state.g_fn(*backend.call_values(prepared, inputs)), dtype=np.float64)
         jac = np.zeros((lay.m, lay.n))
         jac[state.jac_rows, state.jac_cols] = values.reshape(-1)
         prepared.evaluations += 1
@@ -386,47 +386,17 @@ def _numdifftools(kind):
 
 # --- the table ------------------------------------------------------------------------
 
-#: how each method computes a gradient and a pullback (``Backend.vjp``)
-_VJP_HOW = {
-    "engine": "one reverse pass (autograd.grad)",
-    "manual": "hand-written reverse pass",
-    "sympy": "symbolic closed form (sympy.diff per input, lambdified)",
-    "sympy-cse": "symbolic closed form (sympy.diff per input, CSE, lambdified)",
-    "sympy-reverse": "symbolic reverse accumulation over the expression DAG, lambdified",
-    "symengine": "symbolic closed form (SymEngine diff per input, Lambdify)",
-    "fd-forward": "forward differences of f, n + 1 evaluations",
-    "fd-central": "central differences of f, 2n evaluations",
-    "fd-complex-step": "complex step Im f(x + ih e_j) / h, n evaluations",
-    "fd-richardson": "Richardson-extrapolated central differences of f, 6n evaluations",
-    "jax-jit": "jax.grad / jax.vjp under jit",
-    "jax-eager": "jax.grad / jax.vjp, eager",
-    "jax-jit-tf32": "jax.grad / jax.vjp under jit, TF32 matmuls (GPU)",
-    "jax-jit-cpu": "jax.grad / jax.vjp under jit, on the CPU",
-    "torch": "one reverse pass (torch.autograd.grad)",
-    "engine-compiled": "one pass of the compiled reverse program",
-    "autograd": "one reverse pass (autograd.make_vjp)",
-    "numdifftools": "numdifftools.Gradient (adaptive central differences, Richardson)",
-    "jax-jacfwd": "n forward passes (jax.jacfwd under jit), contracted",
-    "engine-jvp": "n forward products (functional.jvp), contracted",
-}
-
 _JAX_JIT = ("jax-jit", "jax-jit-cpu", "jax-jit-tf32")
 _SYMBOLIC_DIFF = ("sympy", "sympy-cse", "symengine")
 _SYMBOLIC = _SYMBOLIC_DIFF + ("sympy-reverse",)
 
-#: why a method lacks an operator, when one reason covers all it lacks
-_ONLY = {
-    "manual": "hand-written gradients only",
-    "fd-richardson": "Richardson extrapolation is implemented for the gradient only",
-}
-
-
 def _table() -> dict:
     names = _backends.names()
     t = {op: {} for op in OPERATORS}
-    for m in names:
-        t["gradient"][m] = Native(_VJP_HOW[m], _vjp)
-        t["pullback"][m] = Native(_VJP_HOW[m], _vjp)
+    for m in names:          # ``Backend.vjp``, as each method's description says
+        how = _backends.info(m).gradient
+        t["gradient"][m] = Native(how, _vjp)
+        t["pullback"][m] = Native(how, _vjp)
 
     # pushforward (JVP)
     push = t["pushforward"]
@@ -516,8 +486,9 @@ def _table() -> dict:
     hvp["numdifftools"] = Refused("numdifftools has no Hessian-vector product (only the whole "
                                   "Hessian, numdifftools' hessian)")
 
-    for m, why in _ONLY.items():
-        for op in OPERATORS:
+    for m in names:          # one reason covers all it lacks
+        why = _backends.info(m).gradient_only
+        for op in OPERATORS if why else ():
             t[op].setdefault(m, Refused(f"{why}: no {op}"))
     for op in OPERATORS:
         missing = [m for m in names if m not in t[op]]

@@ -628,7 +628,8 @@ def _is_sub(name) -> bool:
 
 
 def method_namespace(backend) -> str:
-    """The ``RUNS_ON`` key of the namespace a backend (instance or class) runs problems on."""
+    """The ``RUNS_ON`` key of the namespace a backend instance runs problems on (its
+    description's ``namespace``)."""
     return getattr(backend, "xp_namespace", "numpy")
 
 

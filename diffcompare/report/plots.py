@@ -42,8 +42,8 @@ CHEAP_GRADIENT_BAND = (4.0, 5.0)
 
 
 def backend_style(backend: str, family: str | None = None) -> dict:
-    """Colour, marker and line style of ``backend``, from the one table
-    :data:`diffcompare.backends.styles.STYLES` (stable for unknown names too)."""
+    """Colour, marker and line style of ``backend``, from its description
+    (:func:`diffcompare.backends.styles.style_of`; stable for unknown names too)."""
     return style_of(backend, family).as_kwargs()
 
 

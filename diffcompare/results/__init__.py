@@ -25,6 +25,7 @@ from .catalog import EXACT_FAMILIES, FD_FAMILY, is_exact
 from .cells import (CELL, CELLS_TABLE_COLUMNS, backend_order, cells_table, family_of,
                     median_over_seeds, problem_info, problem_order, operators_table)
 from .exports import export
+from .jsonio import parse_time
 from .folder import (ResultsError, ResultsLocked, load_results, read_catalog, read_run,
                      rejected_lines)
 from .schema import (CELL_COLUMNS, CELL_STATUSES, COLUMN_NAMES, FAULT_STATUSES, KEY_COLUMNS,
@@ -112,19 +113,6 @@ def load(results_dir) -> Results:
     planned = ((run or {}).get("suite") or {}).get("studies") or []
     return Results(results_dir, rows, run, catalog, cells_table(rows, catalog),
                    read_studies(results_dir, planned), rejected_lines(results_dir))
-
-
-def parse_time(value):
-    """An ISO 8601 time as an aware UTC ``datetime`` (naive times taken as UTC), or None."""
-    import datetime as _dt
-
-    if not value:
-        return None
-    try:
-        t = _dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return t if t.tzinfo else t.replace(tzinfo=_dt.timezone.utc)
 
 
 __all__ = ["Results", "load", "winners", "cells_table", "operators_table", "median_over_seeds", "read_studies", "Study",

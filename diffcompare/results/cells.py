@@ -32,6 +32,8 @@ import math
 
 import numpy as np
 
+from ..backends.registry import FAMILIES, MODES
+from ..measure.stats import Stats
 from .catalog import is_exact
 from .folder import finished_cells
 from .schema import CELL_COLUMNS, CELL_STATUSES, COLUMNS, OPERATOR_PHASES, READER_STATUSES
@@ -70,8 +72,8 @@ CELLS_TABLE_DOCS = {
     "seed": ("", "Seed of the problem's inputs."),
     "backend": ("", "The method: a backend name, e.g. `engine`, `fd-central`, `jax-jit`."),
     "dtype": ("", "Floating dtype the cell ran in, e.g. `float64`."),
-    "family": ("", "The method's family: engine, symbolic, finite-difference, jax, torch, manual."),
-    "mode": ("", "`reverse` or `forward` mode, empty for methods that are neither."),
+    "family": ("", f"The method's family: {', '.join(FAMILIES)}."),
+    "mode": ("", f"{' or '.join(f'`{m}`' for m in MODES)} mode, empty for methods that are neither."),
     "status": ("", "The cell's status: ok, unsupported, unavailable, timeout, error, crashed, "
                "skipped, or unfinished / missing (a cell the run did not finish / never reached)."),
     "message": ("", "Why the status is not ok (exception, signal, limit, reason); else a note "
@@ -362,12 +364,13 @@ def operators_table(rows):
 
 
 def _sample_quartiles(samples) -> tuple:
-    """(q1, q3) of a row's timing samples; (nan, nan) without samples."""
+    """(q1, q3) of a row's timing samples (:class:`~diffcompare.measure.stats.Stats`);
+    (nan, nan) without samples."""
     values = finite(samples) if isinstance(samples, (list, tuple, np.ndarray)) else []
     if not values:
         return math.nan, math.nan
-    q1, q3 = np.percentile(values, [25, 75])
-    return float(q1), float(q3)
+    stats = Stats(values)
+    return stats.q1, stats.q3
 
 
 def sort_cells(table):

@@ -7,11 +7,11 @@ PosixPath('results/quick/cells.csv')
 from __future__ import annotations
 
 import importlib.util
-import json
 from pathlib import Path
 
 from .cells import cells_table
 from .folder import ResultsError, load_results, read_catalog
+from .jsonio import dumps
 from .schema import COLUMNS
 
 #: The tables :func:`export` writes (``docs/results.md`` documents both).
@@ -38,7 +38,7 @@ def export(results_dir, fmt: str = "csv", path=None, table: str = "cells") -> Pa
     else:
         as_json = [c.name for c in COLUMNS if c.kind == "dict" or (fmt == "csv" and c.kind == "list")]
         for name in as_json:
-            frame[name] = frame[name].map(lambda v: None if v is None else json.dumps(v))
+            frame[name] = frame[name].map(lambda v: None if v is None else dumps(v))
     target = Path(path) if path is not None else Path(results_dir) / f"{table}.{fmt}"
     if fmt == "csv":
         frame.to_csv(target, index=False)

@@ -37,7 +37,8 @@ import socket
 import threading
 from pathlib import Path
 
-from .schema import COLUMN_NAMES, COLUMNS, cell_key, now_iso, off_schema
+from .jsonio import dumps, now_iso
+from .schema import COLUMN_NAMES, COLUMNS, cell_key, off_schema
 
 #: written to run.json; raised when the rows' schema changes incompatibly
 SCHEMA_VERSION = 1
@@ -181,8 +182,8 @@ class RunLock:
             raise ResultsLocked(f"{self.path.parent} is in use by a running {holder.get('what', 'run')} "
                                 f"({who}); wait for it to end or use another results folder.") from None
         os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"pid": os.getpid(), "hostname": socket.gethostname(),
-                                 "started_at": now_iso(), "what": self.what}).encode())
+        os.write(fd, dumps({"pid": os.getpid(), "hostname": socket.gethostname(),
+                            "started_at": now_iso(), "what": self.what}).encode())
         self._fd = fd
         return self
 
@@ -252,7 +253,7 @@ class ResultsLog:
         the reason)."""
         with open(self.dir / REJECTED_FILE, "a", encoding="utf-8") as f:
             for text in lines:
-                f.write(json.dumps({"rejected_at": now_iso(), "why": _why_rejected(text),
+                f.write(dumps({"rejected_at": now_iso(), "why": _why_rejected(text),
                                     "text": text}) + "\n")
             f.flush()
             os.fsync(f.fileno())
@@ -261,14 +262,14 @@ class ResultsLog:
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
             for row in rows:
-                f.write(json.dumps(row, allow_nan=False) + "\n")
+                f.write(dumps(row) + "\n")
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
 
     def append(self, row: dict) -> None:
         """Write one row as one line, now (thread-safe)."""
-        line = json.dumps(row, allow_nan=False) + "\n"
+        line = dumps(row) + "\n"
         with self._lock:
             if self._file is None:
                 raise ResultsError("the results log is not open; call open() first.")
@@ -320,7 +321,7 @@ class ResultsLog:
 
     def write_run(self, run: dict) -> None:
         tmp = self.run_path.with_name(self.run_path.name + ".tmp")
-        tmp.write_text(json.dumps(run, indent=2, default=str) + "\n", encoding="utf-8")
+        tmp.write_text(dumps(run, indent=2) + "\n", encoding="utf-8")
         os.replace(tmp, self.run_path)
 
 
@@ -354,7 +355,7 @@ def write_catalog(results_dir, catalog: dict) -> Path:
               "operator_capabilities": _merged_capabilities(old, catalog),
               "planned_cells": catalog.get("planned_cells", old.get("planned_cells", []))}
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(merged, indent=1, default=str) + "\n", encoding="utf-8")
+    tmp.write_text(dumps(merged, indent=1) + "\n", encoding="utf-8")
     os.replace(tmp, path)
     return path
 

@@ -6,7 +6,8 @@ runner, the results folder, the report and the studies all read it.
 
 Every row has every column; a value that does not apply is ``None`` (JSON
 ``null``). Rows are written as JSON lines, so values must be JSON values:
-:func:`jsonable` turns NumPy scalars and arrays into plain numbers and lists.
+:func:`~diffcompare.results.jsonio.jsonable` turns NumPy scalars and arrays into plain numbers and
+lists (:mod:`.jsonio` writes every file of the folder).
 
 >>> row = make_row(problem="rosenbrock", size=4, seed=0, backend="engine",
 ...                dtype="float64", phase="gradient", status="ok", time_median_s=1e-5)
@@ -21,10 +22,10 @@ True
 from __future__ import annotations
 
 import dataclasses
-import datetime as _dt
-import math
 
+from ..backends.registry import FAMILIES
 from ..problems.problem import MEASURED_OPERATORS
+from .jsonio import iso_from_epoch, jsonable, now_iso
 
 #: Outcomes of one (backend, phase) or of a whole backend cell.
 STATUSES = {
@@ -94,7 +95,7 @@ COLUMNS = (
            unit="problem's `size_meaning`"),
     Column("seed", "int", "Seed of the problem's inputs."),
     Column("backend", "str", "Backend name, e.g. 'engine', 'fd-central', 'jax-jit'."),
-    Column("family", "str", "Backend family: engine | symbolic | finite-difference | jax | torch | manual."),
+    Column("family", "str", f"Backend family: {' | '.join(FAMILIES)}."),
     Column("dtype", "str", "Floating dtype the cell ran in, e.g. 'float64'."),
     Column("phase", "str", "What was measured: 'prepare' | 'function' | 'gradient', a "
                            f"derivative operator ({' | '.join(repr(o) for o in OPERATOR_PHASES)}), "
@@ -160,37 +161,6 @@ def describe() -> str:
                      for c in COLUMNS)
 
 
-def now_iso() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def iso_from_epoch(seconds: float) -> str:
-    return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).isoformat(timespec="milliseconds")
-
-
-def jsonable(value):
-    """``value`` as plain JSON data: NumPy scalars and arrays become numbers and
-    lists, tuples and sets become lists, non-finite floats become ``None``,
-    anything else unknown becomes its ``str``."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [jsonable(v) for v in value]
-    tolist = getattr(value, "tolist", None)          # NumPy scalars and arrays
-    if callable(tolist):
-        try:
-            return jsonable(tolist())
-        except Exception:
-            pass
-    return str(value)
-
-
 def make_row(**values) -> dict:
     """A complete row: every schema column in order, missing ones ``None``.
 
@@ -248,11 +218,6 @@ def off_schema(row) -> str | None:
         if value is not None and not _KIND_CHECKS[kind](value):
             return f"column {name!r} is {value!r:.40}, not {'an' if kind == 'int' else 'a'} {kind}"
     return None
-
-
-def row_key(row: dict) -> tuple:
-    """The (problem, size, seed, backend, dtype, phase) key of a row."""
-    return tuple(row.get(c) for c in KEY_COLUMNS)
 
 
 def cell_key(row: dict) -> tuple:

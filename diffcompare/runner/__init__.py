@@ -1,6 +1,8 @@
 """The experiment grid runner: suites, isolated workers, timeouts, a results log.
 
 - :mod:`.suite` reads experiment definitions (``experiments/suites/*.toml``);
+  :func:`.suite.grid_suite` builds a one-block suite (``diffcompare run --problems``,
+  ``compare()``), which may carry problems as objects (``Suite.given_problems``);
 - :mod:`.grid` expands one into groups of cells (one group = one worker process);
 - :mod:`.supervisor` runs a group's backends in workers and turns timeouts,
   crashes and exceptions into rows; :mod:`.worker` is the worker process;
@@ -17,9 +19,9 @@ from ..results.exports import export
 from ..results.folder import ResultsError, load_results, read_run
 from ..results.schema import COLUMN_NAMES, STATUSES, make_row
 from .run import RunSummary, run_suite
-from .suite import Suite, SuiteError, list_suites, load_suite
+from .suite import Suite, SuiteError, grid_suite, list_suites, load_suite
 
-__all__ = ["run_suite", "RunSummary", "Suite", "SuiteError", "load_suite", "list_suites",
+__all__ = ["run_suite", "RunSummary", "Suite", "SuiteError", "grid_suite", "load_suite", "list_suites",
            "Group", "BackendSpec", "build_groups", "Executor", "LocalExecutor", "Progress",
            "make_progress", "load_results", "export", "read_run", "ResultsError",
            "COLUMN_NAMES", "STATUSES", "make_row"]

@@ -77,7 +77,7 @@ def run_group_task(runner, group) -> GroupResult:
     with _ACTIVE_LOCK:
         _ACTIVE.setdefault(runner.run_id, set()).add(runner)
     try:
-        with cpu_slot(runner._cancelled):
+        with cpu_slot(runner.cancelled):
             return runner(group)
     finally:
         with _ACTIVE_LOCK:

@@ -128,7 +128,7 @@ from diffcompare.backends import jax_backend
 out = {"devices": [{"platform": d.platform, "kind": getattr(d, "device_kind", "")}
                    for d in jax.devices()]}
 try:
-    gpus = jax_backend._gpu_devices(jax)
+    gpus = jax_backend.gpu_devices(jax)
     if gpus:
         out["gpu_platform_version"] = getattr(gpus[0].client, "platform_version", None)
         out["devices"] = out["devices"] + [{"platform": d.platform, "kind": d.device_kind}

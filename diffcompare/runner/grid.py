@@ -81,7 +81,7 @@ def build_groups(suite) -> list[Group]:
         timeout_s = block.timeout_s if block.timeout_s is not None else suite.timeout_s
         for p in block.problems:
             problem_order.setdefault(p, len(problem_order))
-            sizes = _modules.find_problem(p).sizes if block.sizes == "default" else block.sizes
+            sizes = suite.find_problem(p).sizes if block.sizes == "default" else block.sizes
             for size in sizes:
                 for dtype in suite.dtypes:
                     for seed in suite.seeds:

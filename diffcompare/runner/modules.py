@@ -2,6 +2,11 @@
 
 Both the runner (to check a suite) and each worker (to run it) go through
 these, so a name that resolves in one resolves the same way in the other.
+
+A suite may also carry problems as objects (``Suite.given_problems``: ``compare()``'s
+function, which no module defines): the runner looks them up in the suite and never
+registers them; the workers import the suite's ``worker_modules``, which register them
+in each worker's own process.
 """
 from __future__ import annotations
 
@@ -69,14 +74,25 @@ def load_cell_function(spec: str):
     return fn
 
 
-def known_problem_names() -> list[str]:
+def known_problem_names(given=()) -> list[str]:
+    """The registered problems' names and those of ``given`` (Problem objects), sorted."""
     from .. import problems
 
-    return sorted(p.name for p in problems.all_problems())
+    return sorted({p.name for p in problems.all_problems()} | {p.name for p in given})
 
 
-def find_problem(name: str):
-    """The registered problem ``name``; ``KeyError`` naming the known ones if none."""
+def find_problem(name: str, given=()):
+    """Problem ``name``: one of ``given`` (Problem objects a suite carries), else the
+    registered one; ``KeyError`` naming the known ones if neither."""
     from .. import problems
 
-    return problems.get(name)
+    for problem in given:
+        if problem.name == name:
+            return problem
+    try:
+        return problems.get(name)
+    except KeyError:
+        if not given:
+            raise
+    raise KeyError(f"unknown problem {name!r}; known problems: "
+                   f"{', '.join(known_problem_names(given))}") from None

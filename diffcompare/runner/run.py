@@ -78,11 +78,12 @@ class RunSummary:
 CONTRACT_READ_S = 20.0
 
 
-def contract_verdicts(groups) -> list:
+def contract_verdicts(groups, find_problem=_modules.find_problem) -> list:
     """For each problem of ``groups`` that uses ``xp`` names outside the xp contract (or that
     a method cannot differentiate: autograd's missing VJPs), the one explanation of which
     methods run it (``contract.Verdict.message``), from one NumPy call at
-    its smallest size; the cells of the other methods are ``unsupported`` with the reason."""
+    its smallest size; the cells of the other methods are ``unsupported`` with the reason.
+    ``find_problem(name)``: the problem of a name (a suite's :meth:`~.suite.Suite.find_problem`)."""
     from .. import backends
     from ..measure.budget import OverBudget, time_budget
     from ..problems import contract
@@ -98,7 +99,7 @@ def contract_verdicts(groups) -> list:
     out = []
     for name, g in first.items():
         try:
-            problem = _modules.find_problem(name)
+            problem = find_problem(name)
             with time_budget(CONTRACT_READ_S):      # the user's function, in this process
                 verdict = contract.verdict(problem, problem.inputs(g.size, g.seed))
         except OverBudget:
@@ -114,14 +115,14 @@ def contract_verdicts(groups) -> list:
     return out
 
 
-def announce_contract(groups) -> None:
+def announce_contract(groups, find_problem=_modules.find_problem) -> None:
     """Say once, before any cell runs, which problems use names outside the xp contract
     (a ``contract.ContractWarning`` each; the CLI prints it as a note)."""
     import warnings
 
     from ..problems import contract
 
-    for message in contract_verdicts(groups):
+    for message in contract_verdicts(groups, find_problem):
         warnings.warn(message, contract.ContractWarning, stacklevel=3)
 
 
@@ -143,7 +144,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
     if cell_function is not None:
         suite = dataclasses.replace(suite, cell_function=cell_function)
     groups = _grid.build_groups(suite)
-    announce_contract(groups)
+    announce_contract(groups, suite.find_problem)
     executor = executor if executor is not None else LocalExecutor()
     if Path(results_dir).exists() and not Path(results_dir).is_dir():
         raise ResultsError(f"results folder {results_dir} is a file; give a folder (new or one "
@@ -155,7 +156,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
     try:
         state = log.open(fresh=fresh)
         run = log.start_run(_suite_info(suite), capture_environment())
-        write_catalog(results_dir, snapshot(groups))
+        write_catalog(results_dir, snapshot(groups, suite.find_problem))
         timeouts = TimeoutMemory()
         for row in state.rows:
             if row.get("phase") == "cell" and row.get("status") == "timeout":
@@ -170,7 +171,7 @@ def run_suite(suite, results_dir, fresh: bool = False, executor: Executor | None
         counts = collections.Counter()
         runner = GroupRunner(
             run_id=run["run_id"], cell_function=suite.cell_function,
-            problem_modules=suite.problem_modules, base_dir=suite.base_dir,
+            problem_modules=suite.problem_modules + suite.worker_modules, base_dir=suite.base_dir,
             memory_limit_mb=suite.memory_limit_mb, sink=log.append, timeouts=timeouts,
             on_cell_start=lambda g, b: show.cell_started(f"{g.problem}/{g.size}/{b}"),
             on_cell_end=lambda g, b, status: show.cell_finished(f"{g.problem}/{g.size}/{b}", status),
@@ -242,7 +243,8 @@ def _run_studies(suite: Suite, results_dir, show) -> dict:
 
 
 def _suite_info(suite: Suite) -> dict:
-    info = dataclasses.asdict(suite)
+    info = dataclasses.asdict(dataclasses.replace(suite, given_problems=()))
+    info["given_problems"] = [p.name for p in suite.given_problems]     # objects: their names
     info["path"] = None if suite.path is None else str(suite.path)
     info["grid"] = [dataclasses.asdict(b) for b in suite.grid]
     return info

@@ -1,7 +1,7 @@
 """Running a suite's studies in the runner's supervised worker processes.
 
 A study runs in a worker (:mod:`.worker`, task ``{"study", "results_dir", "quick"}``),
-started, watched and killed by the same :class:`~.supervisor._Worker` as the grid's
+started, watched and killed by the same :class:`~.supervisor.Worker` as the grid's
 cells: its own process group, one thread per library, a lifeline, and a time limit
 (``study_timeout_s``; a study reports no progress, so the limit is on its whole run).
 What it prints goes to ``<results_dir>/studies/<name>.log``. The study writes its own
@@ -17,7 +17,7 @@ import os
 import sys
 import time
 
-from .supervisor import _EOF, _TIMEOUT, _Worker
+from .supervisor import EOF, TIMEOUT, Worker
 
 DEFAULT_TIMEOUT_S = 900.0
 
@@ -36,19 +36,19 @@ def run_study_supervised(name: str, results_dir, quick: bool = False,
     log_path = findings_path.with_name(f"{name}.log")
     task = {"study": name, "results_dir": str(results_dir), "quick": bool(quick)}
     started = time.perf_counter()
-    worker = _Worker(task, python or sys.executable, stderr_path=log_path)
+    worker = Worker(task, python or sys.executable, stderr_path=log_path)
     try:
         deadline = time.monotonic() + timeout_s
         while True:
             event = worker.next_event(deadline - time.monotonic())
-            if event is _TIMEOUT:
+            if event is TIMEOUT:
                 worker.kill()
                 write_record(results_dir, name, status="timeout", quick=quick,
                              wall_s=time.perf_counter() - started,
                              message=f"killed after {timeout_s:g} s (study_timeout_s); output in "
                                      f"{log_path.name}:\n" + worker.stderr_tail(2000))
                 return "timeout"
-            if event is _EOF or event.get("event") == "done":
+            if event is EOF or event.get("event") == "done":
                 break
     finally:
         worker.kill()

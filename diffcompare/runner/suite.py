@@ -43,6 +43,14 @@ output (a Jacobian of a scalar loss, a Hessian of a vector output) is an ``unsup
 saying so.  The cells get them as ``options["operators"]``.  (``diffcompare run --operators``
 sets it for a run.)
 
+Problems as objects.  From Python a suite may carry Problem objects of its own
+(``given_problems``, e.g. ``compare()``'s function): its blocks name them like catalog problems,
+and they take precedence over a registered problem of the same name for this suite only.  The
+runner looks them up in the suite (:meth:`Suite.find_problem`) and never registers them; the
+suite's ``worker_modules`` (imported by the workers only, never by the runner's process)
+register them in each worker.
+:func:`grid_suite` builds a one-block suite (``diffcompare run --problems`` and ``compare()``).
+
 Optional top-level keys: ``cell_function`` ("module:function", the measuring
 function a worker calls; default ``diffcompare.measure.cell:measure_cell``),
 ``cell_options`` (a table given to every cell) and ``memory_limit_mb``
@@ -109,6 +117,12 @@ class Suite:
     path: Path | None = None         # the TOML file it came from, if any
     device: str = "cpu"              # "gpu": backends that can compute on a GPU do (the others on the CPU)
     operators: tuple = ()            # measured operators added to every cell (MEASURED_OPERATORS)
+    given_problems: tuple = ()       # Problem objects of its own (not registered in the parent)
+    worker_modules: tuple = ()       # problem modules only the workers import (given_problems')
+
+    def find_problem(self, name: str):
+        """Problem ``name``: one of ``given_problems``, else the registered one (``KeyError``)."""
+        return _modules.find_problem(name, self.given_problems)
 
     @property
     def base_dir(self) -> Path:
@@ -116,9 +130,12 @@ class Suite:
         return self.path.parent if self.path is not None else Path.cwd()
 
     @classmethod
-    def from_dict(cls, data: dict, path=None, validate: bool = True) -> "Suite":
+    def from_dict(cls, data: dict, path=None, validate: bool = True,
+                  given_problems=(), worker_modules=()) -> "Suite":
         """A suite from parsed TOML (or an equivalent dict); ``validate`` checks
-        the problem and backend names (importing ``problem_modules``)."""
+        the problem and backend names (importing ``problem_modules``).  ``given_problems``,
+        ``worker_modules``: Problem objects the suite carries and the modules that register
+        them in a worker (see the module's docs)."""
         where = f"suite file {path}" if path else "suite"
         unknown = set(data) - _TOP_KEYS
         if unknown:
@@ -168,7 +185,9 @@ class Suite:
                     cell_options=dict(cell_options),
                     memory_limit_mb=memory_limit_mb, studies=studies,
                     study_timeout_s=study_timeout_s, quick_studies=quick_studies,
-                    path=Path(path) if path else None, device=device, operators=operators)
+                    path=Path(path) if path else None, device=device, operators=operators,
+                    given_problems=tuple(given_problems),
+                    worker_modules=tuple(str(m) for m in worker_modules))
         if validate:
             suite.validate()
         return suite
@@ -192,7 +211,7 @@ class Suite:
                     _studies.get(name)
                 except KeyError as exc:
                     raise SuiteError(f"{where}: {exc.args[0]}.") from None
-        known_problems = _modules.known_problem_names()
+        known_problems = _modules.known_problem_names(self.given_problems)
         for i, block in enumerate(self.grid, 1):
             for b in block.backends:
                 if b not in known_backends:
@@ -206,6 +225,33 @@ class Suite:
                 if p not in known_problems:
                     raise SuiteError(f"{where}, [[grid]] block {i}: unknown problem {p!r}; known problems: "
                                      f"{', '.join(known_problems) or '(none registered)'}.")
+
+
+def grid_suite(problems, backends=None, sizes="default", *, name="adhoc", description="",
+               problem_modules=(), given_problems=(), worker_modules=(), **settings) -> Suite:
+    """A suite of one ``[[grid]]`` block (``problems`` x ``backends`` x ``sizes``), checked like
+    a TOML suite; errors are said without the suite's and block's name, in the caller's terms.
+
+    ``problems``: names (of ``given_problems`` or registered ones); ``backends``: names, None
+    for every available one; ``sizes``: integers or ``"default"`` (each problem's own);
+    ``settings``: other top-level keys (``timeout_s``, ``cell_options``, ``device``,
+    ``operators``...).  ``diffcompare run --problems`` and ``compare()`` build their suites here.
+    """
+    if backends is None:
+        from .. import backends as _backends
+
+        backends = [n for n, ok in _backends.availability().items() if ok]
+    block = {"problems": list(problems), "backends": list(backends),
+             "sizes": sizes if isinstance(sizes, str) else list(sizes)}
+    try:
+        return Suite.from_dict({"name": name, "description": description,
+                                "problem_modules": list(problem_modules), "grid": [block],
+                                **settings}, given_problems=given_problems,
+                               worker_modules=worker_modules)
+    except SuiteError as exc:
+        where = f"suite {name!r}"
+        message = str(exc).split(f"{where}, [[grid]] block 1: ", 1)[-1].replace(f"{where}: ", "")
+        raise SuiteError(message) from None
 
 
 def check_operators(names, where="operators") -> tuple:

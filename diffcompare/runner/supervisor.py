@@ -42,6 +42,8 @@ import time
 from .cpu_slots import Cancelled, gpu_slot
 from .environment import worker_env
 from .grid import Group
+from ..backends.registry import METHODS
+from ..results.jsonio import dumps
 from ..results.schema import OPERATOR_PHASES, make_row
 
 #: How long a fresh worker may take to import the problem and the cell function.
@@ -50,8 +52,9 @@ STARTUP_TIMEOUT_S = 120.0
 #: the accuracy reference) may run before it is skipped and each cell meets it alone.
 SETUP_TIMEOUT_S = 120.0
 
-_EOF = object()
-_TIMEOUT = object()
+#: what ``Worker.next_event`` returns when the worker's output ended, or nothing came in time
+EOF = object()
+TIMEOUT = object()
 
 
 @dataclasses.dataclass
@@ -87,7 +90,7 @@ class TimeoutMemory:
             return dict(self._sizes)
 
 
-class _Worker:
+class Worker:
     """One worker process and a thread that reads its events into a queue."""
 
     def __init__(self, task: dict, python: str, stderr_path=None, env=None):
@@ -101,7 +104,7 @@ class _Worker:
         self._reader = threading.Thread(target=self._read, daemon=True, name=f"worker-{self.proc.pid}")
         self._reader.start()
         try:
-            self.proc.stdin.write((json.dumps(task) + "\n").encode())
+            self.proc.stdin.write((dumps(task) + "\n").encode())
             self.proc.stdin.flush()       # stdin stays open: it is the worker's lifeline
         except OSError:
             pass                          # it died already; the reader reports EOF
@@ -117,13 +120,13 @@ class _Worker:
                     self._events.put(event)
         except (OSError, ValueError):
             pass
-        self._events.put(_EOF)
+        self._events.put(EOF)
 
     def next_event(self, timeout_s: float):
         try:
             return self._events.get(timeout=max(timeout_s, 0.0))
         except queue.Empty:
-            return _TIMEOUT
+            return TIMEOUT
 
     def kill(self):
         """SIGKILL the whole process group (the worker and anything it started), then reap.
@@ -200,10 +203,10 @@ class GroupRunner:
         self.startup_timeout_s = startup_timeout_s
         self.setup_timeout_s = setup_timeout_s
         self.python = python or sys.executable
-        self._families: dict = {}
         self._active: set = set()
         self._lock = threading.Lock()
-        self._cancelled = threading.Event()
+        #: set by :meth:`cancel`; executors wait on it for a CPU or GPU slot
+        self.cancelled = threading.Event()
 
     # --- executor-facing -----------------------------------------------------
 
@@ -213,23 +216,23 @@ class GroupRunner:
         clone.__dict__.update(self.__dict__)
         clone.sink = clone.on_cell_start = clone.on_cell_end = None
         clone.timeouts = TimeoutMemory(self.timeouts.snapshot())
-        clone._families, clone._active = dict(self._families), set()
-        clone._lock, clone._cancelled = threading.Lock(), threading.Event()
+        clone._active = set()
+        clone._lock, clone.cancelled = threading.Lock(), threading.Event()
         return clone
 
     def __getstate__(self):
         state = self.detached().__dict__.copy()
         state["timeouts"] = state["timeouts"].snapshot()
-        del state["_lock"], state["_cancelled"]
+        del state["_lock"], state["cancelled"]
         return state
 
     def __setstate__(self, state):
         state["timeouts"] = TimeoutMemory(state["timeouts"])
-        self.__dict__.update(state, _lock=threading.Lock(), _cancelled=threading.Event())
+        self.__dict__.update(state, _lock=threading.Lock(), cancelled=threading.Event())
 
     def cancel(self):
         """Stop: kill every running worker; groups in progress raise :class:`Cancelled`."""
-        self._cancelled.set()
+        self.cancelled.set()
         with self._lock:
             active = list(self._active)
         for worker in active:
@@ -239,7 +242,7 @@ class GroupRunner:
         if group.device != "gpu":
             return _GroupRun(self, group, worker_env(device="cpu")).run()
 
-        with gpu_slot(self._cancelled) as gpu:    # one group per GPU at a time, host-wide
+        with gpu_slot(self.cancelled) as gpu:    # one group per GPU at a time, host-wide
             return _GroupRun(self, group, worker_env(device="gpu", gpu=gpu)).run()
 
     # --- helpers used by _GroupRun ---------------------------------------------
@@ -250,15 +253,15 @@ class GroupRunner:
                 "problem_modules": self.problem_modules, "base_dir": self.base_dir,
                 "memory_limit_mb": self.memory_limit_mb}
 
-    def start_worker(self, task, env=None) -> _Worker:
-        if self._cancelled.is_set():
+    def start_worker(self, task, env=None) -> Worker:
+        if self.cancelled.is_set():
             raise Cancelled()
-        worker = _Worker(task, self.python, env=env)
+        worker = Worker(task, self.python, env=env)
         with self._lock:
             self._active.add(worker)
         return worker
 
-    def stop_worker(self, worker: _Worker):
+    def stop_worker(self, worker: Worker):
         worker.kill()
         worker.close()
         with self._lock:
@@ -328,9 +331,9 @@ class _GroupRun:
                 else:                     # between backends, or all ended and "done" is next
                     limit = left[0].timeout_s if left else runner.startup_timeout_s
                 event = worker.next_event(last_progress + limit - time.monotonic())
-                if runner._cancelled.is_set():
+                if runner.cancelled.is_set():
                     raise Cancelled()
-                if event is _TIMEOUT:
+                if event is TIMEOUT:
                     worker.kill()
                     if not ready and in_setup and not self.skip_setup:
                         self.skip_setup = True    # the shared work hangs: let each cell meet it
@@ -354,7 +357,7 @@ class _GroupRun:
                                  stderr_tail=worker.stderr_tail() or None)
                     runner.timeouts.record(self.group.problem, self.group.dtype, spec.name, self.group.size)
                     return [b for b in left if b is not spec]
-                if event is _EOF:
+                if event is EOF:
                     worker.kill()
                     what = worker.exit_description()
                     tail = worker.stderr_tail()
@@ -383,8 +386,6 @@ class _GroupRun:
                     current = next((b for b in left if b.name == event.get("backend")), None)
                     last_phase = None
                     if current is not None:
-                        if event.get("family"):
-                            runner._families[current.name] = event["family"]
                         self._cell_start(current.name)
                 elif kind == "row" and current is not None:
                     row = event.get("row") or {}
@@ -406,7 +407,7 @@ class _GroupRun:
         g = self.group
         return {"run_id": self.runner.run_id, "problem": g.problem, "size": g.size, "seed": g.seed,
                 "backend": backend, "dtype": g.dtype,
-                "family": self.runner._families.get(backend),
+                "family": METHODS[backend].family if backend in METHODS else None,
                 "host": socket.gethostname(), "executor": self.runner.executor}
 
     def _options(self, backend: str) -> dict:
@@ -423,8 +424,6 @@ class _GroupRun:
         """A row from the cell function, completed and checked against the schema."""
         values = dict(raw)
         base = self._base(backend)
-        if values.get("family"):
-            self.runner._families.setdefault(backend, values["family"])
         for key in ("run_id", "problem", "size", "seed", "backend", "dtype", "host", "executor"):
             values[key] = base[key]                       # the grid names the row, not the cell
         values.setdefault("family", base["family"])

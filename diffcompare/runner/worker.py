@@ -42,7 +42,7 @@ import time
 import traceback
 
 from .environment import pin_to_one_cpu
-from ..results.schema import jsonable
+from ..results.jsonio import dumps
 
 
 class _Channel:
@@ -55,7 +55,7 @@ class _Channel:
         self._lock = threading.Lock()
 
     def send(self, **message):
-        line = json.dumps(jsonable(message), allow_nan=False)
+        line = dumps(message)
         with self._lock:
             self._out.write(line + "\n")
             self._out.flush()
@@ -103,19 +103,6 @@ def _error_row(exc: BaseException, backend: str, started: float) -> dict:
                       "wall_s": time.perf_counter() - started}}
 
 
-def _family(backend_name: str):
-    """The backend's family, from its class (None if it cannot be imported)."""
-    try:
-        import importlib
-
-        from .. import backends
-
-        module_name, class_name = backends._BACKENDS[backend_name]
-        return getattr(importlib.import_module(module_name), class_name).family
-    except Exception:
-        return None
-
-
 def run_study_task(task: dict, channel: _Channel) -> None:
     """Run one study (``{"study", "results_dir", "quick"}``): ``ready``, ``end`` with its
     status, ``done``. ``run_study`` writes the findings (also ``error`` when it raises)."""
@@ -160,7 +147,7 @@ def run_task(task: dict, channel: _Channel) -> None:
     channel.send(event="ready", pid=os.getpid())
     for spec in task["backends"]:
         name = spec["name"]
-        channel.send(event="start", backend=name, family=_family(name))
+        channel.send(event="start", backend=name)
         started = time.perf_counter()
         try:
             rows = _rows(cell_function(task["problem"], task["size"], task["seed"], name,

@@ -32,12 +32,12 @@ when the study itself fails, ``error``, ``timeout`` or ``crashed``.  From the co
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 import traceback
 from pathlib import Path
 
 from . import accuracy, breakeven, expression_swell, fd_steps, kinks, saved_bytes, scaling
+from ..results.jsonio import dumps, now_iso
 from ..results.schema import FAULT_STATUSES, STUDY_STATUSES
 from ..results.studies import STUDIES_DIR, read_record, read_records, study_paths
 from .common import Finding
@@ -146,18 +146,11 @@ def write_record(out_dir, name: str, status: str, findings=(), message=None, **e
               "kind": kind(study) if study else None, "expected": getattr(study, "EXPECTED", None),
               "status": status, "message": message,
               "findings": [f.as_dict() if isinstance(f, Finding) else dict(f) for f in findings],
-              "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), **extra}
+              "finished_at": now_iso(), **extra}
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(record, indent=2, default=_json_default) + "\n", encoding="utf-8")
+    tmp.write_text(dumps(record, indent=2) + "\n", encoding="utf-8")
     tmp.replace(path)
     return path
-
-
-def _json_default(value):
-    try:
-        return value.item()          # NumPy scalars
-    except AttributeError:
-        return str(value)
 
 
 def _tail(text: str, max_chars: int = 3000) -> str:

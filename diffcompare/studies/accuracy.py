@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.registry import METHODS
 from ..measure.accuracy import AGREEMENT_LABEL, EXTENDED_LABEL, agreement_members
 from ..problems.validity import at_kink
 from ..results.catalog import is_exact
@@ -42,10 +43,8 @@ EXPECTED = (
     "shares no float64 rounding with the methods it judges: SymPy at 50 digits where the "
     "problem is small enough, else the gradient program in long double.")
 
-#: finite-difference methods by name (every exact family is class "exact": results.catalog)
-FD_CLASSES = {"fd-complex-step": "complex-step", "fd-central": "central", "fd-forward": "forward",
-              "fd-richardson": "richardson"}
-#: float64 upper bound on ρ per class: the floor of the rounded classes, times kappa for the
+#: float64 upper bound on ρ per accuracy class (``backends.registry.ACCURACY_CLASSES``, each
+#: method's ``accuracy``): the floor of the rounded classes, times kappa for the
 #: classes in SCALES_WITH_F
 BOUNDS = {"exact": 1e-13, "complex-step": 1e-13, "central": 1e-7, "forward": 1e-5, "richardson": 1e-9}
 SCALES_WITH_F = frozenset({"central", "forward", "richardson"})
@@ -60,10 +59,12 @@ COLUMNS = ["problem", "size", "dtype", "n_inputs", "backend", "method_class", "s
 
 
 def method_class(backend: str, family=None):
-    """``"exact"`` for every exact family (:func:`results.catalog.is_exact`), the
-    finite-difference classes by name, else None (not judged: e.g. numdifftools)."""
-    if backend in FD_CLASSES:
-        return FD_CLASSES[backend]
+    """The method's accuracy class (its description's ``accuracy``: None for a method with
+    no bound, numdifftools); for a name that is not registered, ``"exact"`` when its
+    ``family`` is exact (:func:`results.catalog.is_exact`), else None (not judged)."""
+    method = METHODS.get(backend)
+    if method is not None:
+        return method.accuracy
     return "exact" if is_exact(family) else None
 
 

@@ -18,6 +18,7 @@ import math
 
 import numpy as np
 
+from ..backends.registry import METHODS
 from .common import Finding, cell_table, fmt, no_data
 
 NAME = "breakeven"
@@ -31,8 +32,8 @@ EXPECTED = (
     "pays off after a finite number of calls, but the scalar-expanded code grows with n (and "
     "its preparation superlinearly), so at large n it may never pay off.")
 
-PAIRS = (("sympy", "engine"), ("sympy-cse", "engine"), ("sympy-reverse", "engine"), ("symengine", "engine"),
-         ("jax-jit", "jax-eager"), ("jax-jit", "engine"), ("engine-compiled", "engine"))
+#: (method, baseline): each method and the baselines its description weighs it against
+PAIRS = tuple((m.name, baseline) for m in METHODS.values() for baseline in m.breakeven)
 #: the symbolic methods whose generated code shares subexpressions (judged alike)
 SHARED = ("sympy-cse", "sympy-reverse", "symengine")
 COLUMNS = ["problem", "size", "n_inputs", "method", "baseline", "prepare_s", "baseline_prepare_s",

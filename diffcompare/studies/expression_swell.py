@@ -317,14 +317,10 @@ def _to_float(c) -> float:
 
 
 def _lambdify(args, expr):
-    """A NumPy function of ``expr`` (the backend's printer, which writes floats exactly)."""
-    try:
-        from ..backends.symbolic import _lambdify as project_lambdify
-    except ImportError:                                                     # pragma: no cover
-        import sympy
+    """A NumPy function of ``expr`` (the backends' printer, which writes floats exactly)."""
+    from ..backends.symbolic import lambdify
 
-        return sympy.lambdify(args, expr, modules="numpy")
-    fn = project_lambdify(args, [expr])
+    fn = lambdify(args, [expr])
     return lambda *a: fn(*a)[0]
 
 

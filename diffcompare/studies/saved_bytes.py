@@ -99,11 +99,13 @@ def _graph_rows(lib, model: str, batch: int) -> list:
             root, params = _BUILD[model](torch, batch)
     else:
         root, params = _BUILD[model](torch, batch)
+    from ..engine import graph
+
     view = lib.view
     param_memory = {_memory(lib, lib.array(p) if lib.name == "engine" else p.detach())[0] for p in params}
     base = {"model": model, "library": lib.name, "batch": batch}
     rows, seen = [], set()
-    for i, node in enumerate(_nodes(lib, root)):
+    for i, node in enumerate(graph.nodes(root)):     # reads only next_functions: torch's too
         for name, array, tensor, _is_result in view.saved(node):
             key, _ = _memory(lib, array if lib.name == "engine" else tensor.detach())
             rows.append({**base, "kind": "saved", "node_index": i, "node": view.name(node), "tensor": name,
@@ -113,20 +115,10 @@ def _graph_rows(lib, model: str, batch: int) -> list:
     if lib.name == "torch":
         total = sum(packed.values())
     else:
-        from ..engine import graph
-
         total = graph.summarize(root).total_saved_bytes
     rows.append({**base, "kind": "total", "nbytes": int(total)})
     rows.append({**base, "kind": "parameters", "nbytes": int(sum(lib.array(p).nbytes for p in params))})
     return rows
-
-
-def _nodes(lib, root) -> list:
-    """The graph's nodes, output first, in the engine's order (:func:`diffcompare.engine.graph.nodes`
-    works on both: it reads only ``next_functions``)."""
-    from ..engine.graph import nodes
-
-    return nodes(root)
 
 
 def run(out_dir=None, quick: bool = False, batches=None):

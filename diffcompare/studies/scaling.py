@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.registry import METHODS
 from .common import Finding, cell_table, fmt, loglog_slope, no_data, upper_part
 
 NAME = "scaling"
@@ -27,12 +28,8 @@ EXPECTED = (
     "prepare (n derivatives of an expression of size ∝ n).")
 
 PROBLEMS = ("rosenbrock", "mlp_tanh")
-FD_EVALUATIONS = {
-    "fd-forward": ("n+1", lambda n: n + 1),
-    "fd-central": ("2n", lambda n: 2 * n),
-    "fd-complex-step": ("n", lambda n: n),
-    "fd-richardson": ("6n", lambda n: 6 * n),
-}
+#: the methods that make a fixed count of function evaluations per gradient (their descriptions)
+FD_EVALUATIONS = {m.name: m for m in METHODS.values() if m.evaluations is not None}
 REVERSE_MODE = ("engine", "torch", "jax-jit", "jax-eager", "manual")
 SYMBOLIC = ("sympy", "sympy-cse")
 CHEAP_GRADIENT_BOUND = "4-5"      # Griewank & Walther: operation count of a gradient / function
@@ -63,7 +60,7 @@ def analyze(results, problems=PROBLEMS):
     out = table.groupby(keys, as_index=False, sort=True).agg(agg)
     out["gradient_function_ratio"] = out.gradient_s / out.function_s
     out["expected_evaluations"] = [
-        FD_EVALUATIONS[b][1](int(n)) if b in FD_EVALUATIONS and pd.notna(n) else np.nan
+        FD_EVALUATIONS[b].evaluations_for(int(n)) if b in FD_EVALUATIONS and pd.notna(n) else np.nan
         for b, n in zip(out.backend, out.n_inputs)]
     return out[COLUMNS].reset_index(drop=True)
 
@@ -92,8 +89,9 @@ def check(df) -> list:
     problems = list(dict.fromkeys(df.problem)) if len(df) else []
 
     # 1. finite differences: exactly n+1, 2n, n, 6n evaluations
-    for backend, (formula, fn) in FD_EVALUATIONS.items():
-        name, expected = f"{backend} evaluations", f"exactly {formula} function evaluations per gradient"
+    for backend, method in FD_EVALUATIONS.items():
+        name = f"{backend} evaluations"
+        expected = f"exactly {method.evaluations_label} function evaluations per gradient"
         rows = df[(df.backend == backend)].dropna(subset=["evaluations", "n_inputs"])
         if rows.empty:
             findings.append(no_data(name, expected, f"no {backend} gradient rows"))

@@ -31,6 +31,7 @@ from typing import Mapping
 
 import numpy as np
 
+from ..engine.graph import nodes
 from .layout import FONT_FAMILY, Box, Edge, render_svg
 
 __all__ = ['COLORS', 'SMALL', 'EngineView', 'TorchView', 'view_for', 'to_dot', 'to_svg',
@@ -138,45 +139,18 @@ def view_for(t):
     return TorchView() if mod.startswith('torch') else EngineView()
 
 
-# --------------------------------------------------------------------------- traversal
-
-
-def _root(t):
-    return t if hasattr(t, 'next_functions') else getattr(t, 'grad_fn', None)
+# --------------------------------------------------------------------------- edges
 
 
 def _children(view, node):
     return [(c, nr) for c, nr in view.next_functions(node) if c is not None]
 
 
-def walk(t, view=None) -> list:
-    """The nodes reachable from ``t``'s ``grad_fn``, output first, in a deterministic
-    topological order (Kahn's algorithm over ``next_functions``)."""
-    view = view or view_for(t)
-    root = _root(t)
-    if root is None:
-        return []
-    indegree, stack = {id(root): 0}, [root]
-    while stack:
-        for child, _ in _children(view, stack.pop()):
-            if id(child) not in indegree:
-                indegree[id(child)] = 0
-                stack.append(child)
-            indegree[id(child)] += 1
-    order = [root]
-    for node in order:
-        for child, _ in _children(view, node):
-            indegree[id(child)] -= 1
-            if indegree[id(child)] == 0:
-                order.append(child)
-    return order
-
-
 def counts_text(t, view=None) -> str:
     """``'3 nodes (1 AccumulateGrad), 1 saved tensor(s), 16 bytes saved'`` for ``t``'s graph
     (engine or torch; every saved tensor counted, shared memory not merged)."""
     view = view or view_for(t)
-    order = walk(t, view)
+    order = nodes(t)
     saved = [item for n in order for item in view.saved(n)]
     nbytes = sum(np.asarray(a).nbytes for _, a, _, _ in saved)
     leaves = sum(1 for n in order if view.name(n) == 'AccumulateGrad')
@@ -201,13 +175,13 @@ def _shape_text(a) -> str:
 
 
 def _tensor_lines(view, t, names) -> list:
-    label = _label(view, t, names)
+    label = label_of(view, t, names)
     a = view.array(t)
     text = _values(a) if a.size <= SMALL else f'{tuple(a.shape)}'
     return ([label] if label else []) + [text]
 
 
-def _label(view, t, names):
+def label_of(view, t, names):
     for tensor, label in names:
         if t is None:
             break
@@ -219,7 +193,7 @@ def _label(view, t, names):
     return None
 
 
-def _names(names) -> list:
+def name_pairs(names) -> list:
     """``names`` maps tensor (or its ``id``) -> label, or label -> tensor: a list of
     (tensor or id, label)."""
     out = []
@@ -230,7 +204,7 @@ def _names(names) -> list:
 
 def _saved_box(view, i, k, node, item, names) -> Box:
     name, arr, source, is_output = item
-    label = _label(view, source, names) if source is not None else None
+    label = label_of(view, source, names) if source is not None else None
     title = f'{name} = {label}' if label else name + (' (output)' if is_output else '')
     arr = np.asarray(arr)
     detail = _values(arr) if arr.size <= SMALL else _shape_text(arr)
@@ -242,12 +216,12 @@ def _saved_box(view, i, k, node, item, names) -> Box:
 def drawing(t, show_saved: bool = True, names: Mapping | None = None, view=None):
     """The boxes, edges and legend shared by :func:`to_dot` and :func:`to_svg`.
 
-    Keys are 'out', 'n<i>' (node i of :func:`walk`), 'leaf<i>' and 's<i>_<k>' (saved
+    Keys are 'out', 'n<i>' (node i of :func:`diffcompare.engine.graph.nodes`), 'leaf<i>' and 's<i>_<k>' (saved
     tensor k of node i): deterministic, never an ``id()``.
     """
     view = view or view_for(t)
-    names = _names(names)
-    order = walk(t, view)
+    names = name_pairs(names)
+    order = nodes(t)
     index = {id(n): i for i, n in enumerate(order)}
     multi = {id(c) for n in order for c, nr in _children(view, n) if nr > 0}
     if order and getattr(t, 'output_nr', 0):

@@ -37,18 +37,6 @@ def _fmt(value) -> str | None:
     return fmt(np.asarray(value))
 
 
-def _nodes(root_node, view) -> list:
-    seen, order, stack = set(), [], [root_node]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        order.append(node)
-        stack.extend(n for n, _ in view.next_functions(node))
-    return order
-
-
 def _sequence_nr(node) -> int:
     nr = getattr(node, "_sequence_nr", None)
     if callable(nr):                            # torch
@@ -102,12 +90,12 @@ def record(root, lib, names: dict, gradient=None) -> dict:
     if gradient is None and int(np.prod(root.shape)) != 1:
         raise ValueError(f"record() of a non-scalar tensor (shape {tuple(root.shape)}) needs "
                          "gradient=, the vector backward(gradient) starts from.")
-    from .graph import walk
+    from ..engine.graph import nodes as graph_nodes
 
-    nodes = _nodes(root.grad_fn, view)
+    nodes = graph_nodes(root)
     labels = _labels(nodes, view, names)
-    # each node's box in the drawing (viz.graph.drawing's key n<i>, i its place in walk())
-    keys = {id(n): f"n{i}" for i, n in enumerate(walk(root, view))}
+    # each node's box in the drawing (viz.graph.drawing's key n<i>, i its place in nodes)
+    keys = {id(n): f"n{i}" for i, n in enumerate(nodes)}
     forward = []
     for node in sorted(nodes, key=_sequence_nr):
         name = view.name(node)

@@ -103,7 +103,7 @@ def test_a_cuda_plugin_that_failed_quietly_is_found_in_jaxs_backend_errors(monke
 
 
 def test_no_gpu_at_all_makes_the_gpu_cells_unavailable_not_cpu_results():
-    if jax_backend._gpu_devices(jax):
+    if jax_backend.gpu_devices(jax):
         pytest.skip("this machine has a GPU")
     for name in JAX_ON_A_DEVICE:
         b = backends.get(name, device="gpu")
@@ -119,7 +119,7 @@ def test_a_gpu_that_cannot_start_raises_out_of_the_cell(monkeypatch):
     exception's): no prepare, function or gradient row is measured anywhere else."""
     from jax._src import xla_bridge
 
-    if jax_backend._gpu_devices(jax):
+    if jax_backend.gpu_devices(jax):
         pytest.skip("this machine has a working GPU")
     monkeypatch.setattr(xla_bridge, "_backend_errors", {"cuda": "CUDA_ERROR_NO_DEVICE"})
     rows = []
@@ -152,7 +152,7 @@ _TWO_DEVICES = textwrap.dedent("""
     from diffcompare.measure.cell import measure_cell
     second = jax.devices("cpu")[1]
     # "the GPU" of this test is the second CPU device: the backend must compute there
-    jax_backend._gpu_devices = lambda jax: [second]
+    jax_backend.gpu_devices = lambda jax: [second]
     out = {}
     for name in ("jax-jit", "jax-eager", "jax-jacfwd"):
         rows = {r["phase"]: r for r in measure_cell(

@@ -538,3 +538,22 @@ def test_graph_command_bad_file_is_one_line_error(tmp_path, capsys):
     assert main(['graph', str(bad)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count('\n') == 0 and 'inputs' in err
+
+
+def test_one_walk_for_the_engine_torch_the_drawing_and_the_stepper():
+    """``nodes`` is the one graph walk: it reads torch's graphs too, and the stepper's and the
+    drawing's node keys (n<i>) are its positions (the stepper walked the graph its own way)."""
+    from diffcompare.viz import libs
+    from diffcompare.viz.steps import record
+
+    torch = pytest.importorskip("torch")
+    a = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    b = torch.tensor([3.0, 4.0], dtype=torch.float64, requires_grad=True)
+    loss = ((a * b).sum() + (a * a).sum()).exp()
+    names = [n.name().replace("torch::autograd::", "") for n in nodes(loss)]
+    assert names[:2] == ["ExpBackward0", "AddBackward0"] and names.count("AccumulateGrad") == 2
+    assert len(names) == 8 and len({id(n) for n in nodes(loss)}) == 8
+    steps = record(loss, libs.torch(), {a: "a", b: "b"})
+    keys = {s["node"]: s["key"] for s in steps["backward"]}
+    assert keys["ExpBackward0"] == "n0" and keys["AddBackward0"] == "n1"
+    assert sorted(keys.values()) == sorted(f"n{i}" for i in range(8))

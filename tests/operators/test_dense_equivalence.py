@@ -3,7 +3,7 @@ torch.func on small seeded float64 problems, and against exact closed forms (the
 form's Hessian A + Aᵀ, logistic regression's Xᵀ diag(s(1 - s)) X / N).
 
 Tolerances: exact methods (AD, symbolic) agree to rtol 1e-10 / atol 1e-12 -- only the order
-of floating-point sums differs.  Approximate methods (``Backend.exact`` false: finite
+of floating-point sums differs.  Approximate methods (not ``exact`` in their description: finite
 differences, numdifftools) get rtol 1e-4 / atol 1e-5: forward differences err by
 ~sqrt(eps) ~ 1e-8 relative times the curvature, fd-central's Hessian (differences of its
 own difference gradient) by ~eps^(4/9) ~ 1e-7, both well inside, on these O(1) inputs.
@@ -28,7 +28,7 @@ NATIVE = [(op, m) for op in operators.OPERATORS for m, cell in TABLE[op].items()
 
 
 def _tolerance(method):
-    return EXACT if backends.get(method).exact else APPROX
+    return EXACT if backends.info(method).exact else APPROX
 
 
 def _cases(operator, method):

@@ -191,7 +191,7 @@ def test_the_cli_refuses_an_unknown_device(capsys):
 def test_compare_refuses_an_unknown_device():
     from diffcompare import compare
 
-    with pytest.raises(ValueError, match='device must be "cpu" or "gpu"'):
+    with pytest.raises(ValueError, match='`device` must be "cpu" or "gpu"'):
         compare(lambda xp, x: xp.sum(x * x), inputs=(pd.Series([1.0]).values,), device="cuda")
 
 
@@ -322,7 +322,7 @@ def test_compare_says_where_each_method_ran(tmp_path):
                     min_sample_s=0.0, results_dir=tmp_path / "cpu")
     cpu = jax.devices("cpu")[0]
     assert table.set_index("backend").loc["jax-jit", "device"] == jax_backend.describe_device(cpu)
-    if jax_backend._gpu_devices(jax):
+    if jax_backend.gpu_devices(jax):
         return                                   # a GPU machine: the rest is about none
     table = compare("rosenbrock", sizes=[4], backends=["jax-jit", "engine"], samples=1,
                     min_sample_s=0.0, results_dir=tmp_path / "gpu", device="gpu").set_index("backend")

@@ -59,7 +59,7 @@ def test_timeout_error_and_crash_become_rows_while_the_rest_finish(tmp_path, rt)
     assert frame.groupby(list(CELL_COLUMNS)).apply(lambda g: (g.phase == "cell").sum()).eq(1).all()
     assert len(set(rt.key_set(frame))) == len(frame)
     assert frame.run_id.nunique() == 1 and frame.run_id.notna().all()
-    # family comes from the backend's class (told by the worker), even for fault rows
+    # family comes from the backend's description (backends.registry), even for fault rows
     assert set(frame[frame.backend == "engine"].family) == {backends.get("engine").family}
     assert cell[("fd-forward", 1)]["family"] == cell[("fd-forward", 2)]["family"] is not None
 
