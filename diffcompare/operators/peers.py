@@ -65,14 +65,14 @@ def prepare_sparsejac(fn, inputs, method="jax-jit", wrt=None, mode="auto",
 
     from jax.experimental import sparse as jsparse
 
-    from ..backends.jax_backend import _import_jax, _placement, pick_device
+    from ..backends.jax_backend import import_jax, pick_device, placement
 
-    jax = _import_jax()
+    jax = import_jax()
     device = pick_device(jax, backend.device)
     dtype = compute_dtype(problem, args)
 
     def scope():
-        return _placement(jax, dtype == np.float64, device, backend.matmul_precision)
+        return placement(jax, dtype == np.float64, device, backend.matmul_precision)
 
     coo = pattern.matrix.tocoo()
     with scope():

@@ -51,7 +51,7 @@ def prepare_jacobian(fn, inputs, method, wrt=None, options=None):
     shape = (layout.m, layout.n)
 
     def entries():
-        return state.g_fn(*backend._values(prepared, args))
+        return state.g_fn(*backend.call_values(prepared, args))
 
     return _sparse_prepared("jacobian", method, rows, cols, shape, entries, prepared, started)
 
@@ -77,7 +77,7 @@ def prepare_hessian(fn, inputs, method, wrt=None, options=None):
     all_cols = np.concatenate([cols, rows[off]])
 
     def entries():
-        values = np.asarray(evaluate(*backend._values(prepared, args)),
+        values = np.asarray(evaluate(*backend.call_values(prepared, args)),
                             dtype=np.float64).reshape(-1)
         return np.concatenate([values, values[off]])
 
@@ -152,7 +152,7 @@ def _check_size(backend, problem, exprs):
 
 
 def _lambdify(backend, state, exprs):
-    """The entries as one NumPy function of the method's symbols (``backend._values``)."""
+    """The entries as one NumPy function of the method's symbols (``backend.call_values``)."""
     if not exprs:
         return lambda *values: np.zeros(0)
     if _is_symengine(backend):
