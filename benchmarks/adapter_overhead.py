@@ -1,7 +1,8 @@
 """What the adapter adds to a method's time: the report's timed call against a bare loop.
 
 For each backend (jax-jit, jax-eager, torch, engine) and problem, three times per gradient,
-medians of interleaved rounds (one sample of each per round) in one process:
+this process's CPU time (``time.process_time``: the time another process holds the CPU is
+left out), medians of interleaved rounds (one sample of each per round) in one process:
 
 - ``timed``: what ``diffcompare.measure.cell`` times, the backend's ``timed_vjp`` call
   (the library's work on inputs converted in advance, computed to completion);
@@ -30,6 +31,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import statistics  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
@@ -120,7 +122,7 @@ def python_calls(fn) -> int:
 
 
 def compare(backend_name, problem, size, rounds, min_sample_s):
-    """Medians (seconds) of the timed call, the whole vjp and the bare loop, interleaved."""
+    """Medians (CPU seconds) of the timed call, the whole vjp and the bare loop, interleaved."""
     inputs = problem.inputs(size, 0)
     backend = backends.get(backend_name)
     prepared = backend.prepare(problem, inputs)
@@ -137,7 +139,7 @@ def compare(backend_name, problem, size, rounds, min_sample_s):
         order = list(contenders)[r % 3:] + list(contenders)[:r % 3]     # rotate who goes first
         for k in order:
             samples[k] += time_call(contenders[k], min_sample_s=min_sample_s, samples=1,
-                                    warmup=int(r == 0)).samples
+                                    warmup=int(r == 0), clock=time.process_time).samples
     return ({k: statistics.median(v) for k, v in samples.items()},
             {k: min(v) for k, v in samples.items()},
             {k: python_calls(contenders[k]) for k in ("timed", "bare")})
