@@ -2,7 +2,9 @@
 
 For each backend (jax-jit, jax-eager, torch, engine) and problem, three times per gradient,
 this process's CPU time (``time.process_time``: the time another process holds the CPU is
-left out), medians of interleaved rounds (one sample of each per round) in one process:
+left out), medians of interleaved rounds (one sample of each per round) in one process that
+runs as the runner's workers do (``runner.environment``: one BLAS/OpenMP/XLA thread, the
+malloc settings; the script re-executes itself once to apply them) pinned to one CPU:
 
 - ``timed``: what ``diffcompare.measure.cell`` times, the backend's ``timed_vjp`` call
   (the library's work on inputs converted in advance, computed to completion);
@@ -24,20 +26,16 @@ calls in one gradient, counted with ``sys.setprofile``) does not depend on load 
 from __future__ import annotations
 
 import argparse
-import os
+import statistics
+import sys
+import time
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")     # one thread, as the runner's workers use
+import numpy as np
 
-import statistics  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from diffcompare import backends, problems  # noqa: E402
-from diffcompare.measure.timing import time_call  # noqa: E402
-from diffcompare.problems import Problem  # noqa: E402
+import engine_vs_peers as peers  # (single_threaded: the runner's worker environment)
+from diffcompare import backends, problems
+from diffcompare.measure.timing import time_call
+from diffcompare.problems import Problem
 
 
 def _softplus(xp, x):
@@ -151,6 +149,7 @@ def main(argv=None):
     parser.add_argument("--min-sample-s", type=float, default=0.02)
     parser.add_argument("--backends", default="jax-jit,jax-eager,torch,engine")
     args = parser.parse_args(argv)
+    print(f"adapter_overhead: {peers.single_threaded()}, CPU time (process_time)")
     try:
         import torch
         torch.set_num_threads(1)
