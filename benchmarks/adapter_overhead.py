@@ -1,7 +1,10 @@
 """What the adapter adds to a method's time: the report's timed call against a bare loop.
 
 For each backend (jax-jit, jax-eager, torch, engine) and problem, three times per gradient,
-medians of interleaved rounds (one sample of each per round) in one process:
+this process's CPU time (``time.process_time``: the time another process holds the CPU is
+left out), medians of interleaved rounds (one sample of each per round) in one process that
+runs as the runner's workers do (``runner.environment``: one BLAS/OpenMP/XLA thread, the
+malloc settings; the script re-executes itself once to apply them) pinned to one CPU:
 
 - ``timed``: what ``diffcompare.measure.cell`` times, the backend's ``timed_vjp`` call
   (the library's work on inputs converted in advance, computed to completion);
@@ -12,7 +15,8 @@ medians of interleaved rounds (one sample of each per round) in one process:
   ``jax.grad(f)(x).block_until_ready()``, ``torch.autograd.grad(f(x), x)`` on a fresh
   leaf, and the engine's own ``autograd.grad(f(x), x)`` on a fresh leaf.
 
-``timed / bare`` is the overhead the report charges to a method; the target is <= 1.05.
+``timed / bare`` (the median of the per-round ratios) is the overhead the report charges to
+a method; the target is <= 1.05.
 Load on the machine moves every number, so compare ratios within one run; ``min t/b``
 (fastest samples) is steadier under load, and ``calls timed/bare`` (Python and C function
 calls in one gradient, counted with ``sys.setprofile``) does not depend on load at all.
@@ -23,19 +27,16 @@ calls in one gradient, counted with ``sys.setprofile``) does not depend on load 
 from __future__ import annotations
 
 import argparse
-import os
+import statistics
+import sys
+import time
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(_var, "1")     # one thread, as the runner's workers use
+import numpy as np
 
-import statistics  # noqa: E402
-import sys  # noqa: E402
-
-import numpy as np  # noqa: E402
-
-from diffcompare import backends, problems  # noqa: E402
-from diffcompare.measure.timing import time_call  # noqa: E402
-from diffcompare.problems import Problem  # noqa: E402
+import engine_vs_peers as peers  # (single_threaded: the runner's worker environment)
+from diffcompare import backends, problems
+from diffcompare.measure.timing import time_call
+from diffcompare.problems import Problem
 
 
 def _softplus(xp, x):
@@ -120,7 +121,8 @@ def python_calls(fn) -> int:
 
 
 def compare(backend_name, problem, size, rounds, min_sample_s):
-    """Medians (seconds) of the timed call, the whole vjp and the bare loop, interleaved."""
+    """Medians (CPU seconds) of the timed call, the whole vjp and the bare loop, interleaved;
+    the median of the per-round ratios timed / bare; the fastest samples; calls per gradient."""
     inputs = problem.inputs(size, 0)
     backend = backends.get(backend_name)
     prepared = backend.prepare(problem, inputs)
@@ -137,8 +139,9 @@ def compare(backend_name, problem, size, rounds, min_sample_s):
         order = list(contenders)[r % 3:] + list(contenders)[:r % 3]     # rotate who goes first
         for k in order:
             samples[k] += time_call(contenders[k], min_sample_s=min_sample_s, samples=1,
-                                    warmup=int(r == 0)).samples
-    return ({k: statistics.median(v) for k, v in samples.items()},
+                                    warmup=int(r == 0), clock=time.process_time).samples
+    per_round = statistics.median(t / b for t, b in zip(samples["timed"], samples["bare"]))
+    return ({k: statistics.median(v) for k, v in samples.items()}, per_round,
             {k: min(v) for k, v in samples.items()},
             {k: python_calls(contenders[k]) for k in ("timed", "bare")})
 
@@ -149,6 +152,7 @@ def main(argv=None):
     parser.add_argument("--min-sample-s", type=float, default=0.02)
     parser.add_argument("--backends", default="jax-jit,jax-eager,torch,engine")
     args = parser.parse_args(argv)
+    print(f"adapter_overhead: {peers.single_threaded()}, CPU time (process_time)")
     try:
         import torch
         torch.set_num_threads(1)
@@ -157,19 +161,20 @@ def main(argv=None):
     cases = [(SOFTPLUS, 1024), (problems.get("logsumexp"), 1024), (problems.get("rosenbrock"), 64)]
     print(f"{'backend':10} {'problem':11} {'n':>5} {'timed µs':>9} {'via vjp µs':>10} {'bare µs':>8} "
           f"{'timed/bare':>10} {'vjp/bare':>9} {'min t/b':>8} {'calls timed/bare':>16}")
+    print("(µs: medians; timed/bare: the median of the per-round ratios, each round's samples "
+          "taken back to back; vjp/bare: of the medians)")
     worst = 0.0
     for name in args.backends.split(","):
         if not backends.get(name).available():
             print(f"{name:10} unavailable: {backends.get(name).available().reason}")
             continue
         for problem, size in cases:
-            m, low, calls = compare(name, problem, size, args.rounds, args.min_sample_s)
-            ratio = m["timed"] / m["bare"]
+            m, ratio, low, calls = compare(name, problem, size, args.rounds, args.min_sample_s)
             worst = max(worst, ratio)
             print(f"{name:10} {problem.name:11} {size:5} {m['timed'] * 1e6:9.1f} {m['via vjp'] * 1e6:10.1f} "
                   f"{m['bare'] * 1e6:8.1f} {ratio:10.3f} {m['via vjp'] / m['bare']:9.3f} "
                   f"{low['timed'] / low['bare']:8.3f} {calls['timed']:>7} / {calls['bare']:<7}", flush=True)
-    print(f"worst timed/bare (medians): {worst:.3f} (target <= 1.05); 'min t/b' is the ratio of the "
+    print(f"worst timed/bare: {worst:.3f} (target <= 1.05); 'min t/b' is the ratio of the "
           "fastest samples, steadier when the machine is loaded")
 
 

@@ -14,10 +14,11 @@ Contenders, side by side in one process:
 - ``torch``: PyTorch eager, the same spelling, one thread;
 - ``jax-jit``: ``jax.jit(jax.grad(loss))``, compiled before timing.
 
-``--objectives`` adds ADBench-style objectives written once against ``xp`` (GMM
-log-likelihood, a 2-layer LSTM, bundle-adjustment reprojection, k-means, least
-squares, logsumexp), engine against torch eager (and ``jax.jit(jax.grad)``) on the
-same ``fn(xp, ...)``; there is no hand-written NumPy gradient of these.
+``--objectives`` adds the catalog's objectives (``diffcompare.problems``: ADBench's GMM
+with its Wishart prior, ADBench's LSTM, bundle adjustment's reprojection VJP, k-means,
+linear least squares) and the namespace's ``logsumexp``, engine against torch eager (and
+``jax.jit(jax.grad)``) on the same ``fn(xp, ...)``; there is no hand-written NumPy gradient
+of these.
 
 Timing reuses the library: one thread and the runner's malloc settings
 (``runner.environment``; the script re-executes itself once to apply them), the
@@ -284,96 +285,44 @@ def profile(step, calls, top=15):
 
 # --------------------------------------------------------------------------- objectives
 
-def _gmm(xp, alphas, means, icf, x):
-    """GMM negative log-likelihood (ADBench's, without the Wishart prior): diagonal
-    precisions exp(icf) per component."""
-    n, d = x.shape
-    inv_diag = xp.exp(icf)                                      # (K, d)
-    diff = xp.reshape(x, (n, 1, d)) - means                     # (n, K, d)
-    mahal = xp.sum((diff * inv_diag) ** 2, axis=2)              # (n, K)
-    log_det = xp.sum(icf, axis=1)                               # (K,)
-    inner = alphas + log_det - 0.5 * mahal
-    return -xp.sum(xp.logsumexp(inner, axis=1)) + n * xp.logsumexp(alphas, axis=0)
-
-
-def _lstm(xp, w, b, emb, xs):
-    """Two stacked LSTM layers over a character sequence; the log-loss of predicting
-    each next character (ADBench's LSTM objective, simplified)."""
-    steps, hidden = xs.shape[0], emb.shape[1]
-    h = [xp.zeros((1, hidden)), xp.zeros((1, hidden))]
-    c = [xp.zeros((1, hidden)), xp.zeros((1, hidden))]
-    total = 0.0
-    for t in range(steps - 1):
-        inp = xs[t:t + 1] @ emb
-        for layer in range(2):
-            z = xp.concatenate([inp, h[layer]], axis=1) @ w[layer] + b[layer]
-            gates = 1 / (1 + xp.exp(-z[:, :3 * hidden]))
-            g = xp.tanh(z[:, 3 * hidden:])
-            c[layer] = gates[:, :hidden] * c[layer] + gates[:, hidden:2 * hidden] * g
-            h[layer] = gates[:, 2 * hidden:] * xp.tanh(c[layer])
-            inp = h[layer]
-        logits = inp @ xp.transpose(emb)
-        total = total + xp.logsumexp(logits, axis=1) - xp.sum(logits * xs[t + 1:t + 2], axis=1)
-    return xp.sum(total)
-
-
-def _lstm_fn(xp, w0, w1, b0, b1, emb, xs):
-    return _lstm(xp, (w0, w1), (b0, b1), emb, xs)
-
-
-def _ba(xp, cams, points, obs_cam, obs_pt, observed):
-    """Bundle adjustment residuals (small-angle rotation, focal length, translation),
-    summed against a fixed cotangent: the reprojection VJP."""
-    cam = cams[obs_cam]                                         # (m, 7)
-    p = points[obs_pt]                                          # (m, 3)
-    r, t, f = cam[:, 0:3], cam[:, 3:6], cam[:, 6:7]
-    rx, ry, rz = r[:, 0:1], r[:, 1:2], r[:, 2:3]
-    px, py, pz = p[:, 0:1], p[:, 1:2], p[:, 2:3]
-    q = xp.concatenate([px - rz * py + ry * pz, py + rz * px - rx * pz,
-                        pz - ry * px + rx * py], axis=1) + t
-    proj = f * q[:, 0:2] / q[:, 2:3]
-    return xp.sum((proj - observed) * 0.5)
-
-
-def _kmeans(xp, centers, x):
-    """k-means objective: each point's squared distance to its nearest center."""
-    n, d = x.shape
-    dist = xp.sum((xp.reshape(x, (n, 1, d)) - centers) ** 2, axis=2)   # (n, k)
-    return xp.sum(xp.min(dist, axis=1))
-
-
-def _least_squares(xp, w, a, y):
-    return xp.sum((a @ w - y) ** 2)
-
-
 def _logsumexp(xp, x):
+    """The namespace's own (max-shifted) ``logsumexp`` of a vector: the op, where the
+    catalog's ``logsumexp`` problem is the naive log Σ exp."""
     return xp.logsumexp(x, axis=0)
 
 
-def objectives(rng):
-    """name -> (fn(xp, *args), args, number of leading arguments differentiated)."""
-    n_gmm, k, d = 1000, 10, 10
-    hidden, chars, steps = 32, 16, 16
-    n_cams, n_pts, n_obs = 250, 2500, 10000
-    xs = np.eye(chars)[rng.integers(0, chars, steps)]
-    cams = np.concatenate([0.01 * rng.standard_normal((n_cams, 3)),
-                           rng.standard_normal((n_cams, 2)), 10 + rng.random((n_cams, 1)),
-                           np.full((n_cams, 1), 500.0)], axis=1)
+def objectives(seed=0):
+    """name -> (fn(xp, *args), args, number of leading arguments differentiated): the
+    catalog's objectives (``diffcompare.problems``, their own input generators) at the
+    benchmark's sizes, and the namespace's ``logsumexp``."""
+    from diffcompare import problems
+    from diffcompare.problems.catalog.adbench import ba_sized_inputs
+
+    def catalog(name, size):
+        problem = problems.get(name)
+        args = problem.inputs(size, seed)
+        assert problem.wrt == tuple(range(len(problem.wrt)))     # the leading arguments
+        return problem.fn, args, len(problem.wrt)
+
+    residuals = problems.get("bundle_adjustment").fn
+
+    def reprojection_vjp(xp, *args):
+        """The residuals (a vector) summed against a fixed cotangent, the last argument: their
+        VJP, as one scalar every contender differentiates with ``backward()``."""
+        return xp.sum(residuals(xp, *args[:-1]) * args[-1])
+
+    ba_args = ba_sized_inputs(250, 2500, 10000, seed)             # cameras, points, observations
+    ba_cotangent = np.random.default_rng(seed + 1).standard_normal(3 * 10000)
+    lls = problems.get("linear_least_squares").fn
+    rng = np.random.default_rng(seed)
     return {
-        "GMM K=10 d=10 n=1000": (_gmm, (rng.standard_normal(k), rng.standard_normal((k, d)),
-                                        0.1 * rng.standard_normal((k, d)),
-                                        rng.standard_normal((n_gmm, d))), 3),
-        "LSTM 2 layers, 16 chars": (_lstm_fn, tuple(0.1 * rng.standard_normal(s) for s in
-                                    ((2 * hidden, 4 * hidden), (2 * hidden, 4 * hidden),
-                                     (4 * hidden,), (4 * hidden,), (chars, hidden))) + (xs,), 5),
-        "BA 250 cameras": (_ba, (cams, rng.standard_normal((n_pts, 3)),
-                                 rng.integers(0, n_cams, n_obs), rng.integers(0, n_pts, n_obs),
-                                 rng.standard_normal((n_obs, 2))), 2),
-        "k-means k=100 n=1000 d=8": (_kmeans, (rng.standard_normal((100, 8)),
-                                               rng.standard_normal((1000, 8))), 1),
-        "least squares n=4096 m=128": (_least_squares, (rng.standard_normal(128),
-                                                        rng.standard_normal((4096, 128)),
-                                                        rng.standard_normal(4096)), 1),
+        "GMM K=10 d=10 n=1000": catalog("gmm", 10),
+        "LSTM 2 layers, 16 chars": catalog("lstm", 16),
+        "BA 250 cameras": (reprojection_vjp, ba_args + (ba_cotangent,), 3),
+        "k-means k=100 n=1000 d=8": catalog("kmeans", 100),
+        "least squares n=4096 m=128": (lls, (rng.standard_normal(128),
+                                             rng.standard_normal((4096, 128)),
+                                             rng.standard_normal(4096)), 1),
         "logsumexp n=1e5": (_logsumexp, (rng.standard_normal(100_000),), 1),
     }
 
@@ -434,7 +383,7 @@ def bench_objectives(args):
 
     txp = torch_namespace.namespace()
     rows = []
-    for name, (fn, arrays, n_wrt) in objectives(np.random.default_rng(0)).items():
+    for name, (fn, arrays, n_wrt) in objectives().items():
         engine_step, torch_step = engine_and_torch_steps(fn, arrays, n_wrt, array_api, txp)
         steps = {"engine": engine_step, "torch": torch_step}
         if "jax-jit" in args.contender_list:

@@ -12,7 +12,8 @@ process:
   seconds, it is not run and its time is *extrapolated* (marked ``~``) from the measured
   trend: a power law of prepare time against the predicted derivative size
   (``predict_gradient_ops``, computed from the function's DAG), fitted to that backend's
-  measured cells;
+  measured cells.  Such a row says "not run"; a ratio sympy / method is marked ``~`` where
+  sympy's time is extrapolated and never divides by an extrapolated time ("n/a");
 - ``ops f`` / ``ops g``: the CSE'd operation count of the function and of the gradient
   (``ops_function_cse``/``ops_gradient_cse``; for ``sympy`` the tree's count), and ``g/f``;
 - ``eval``: median seconds of one gradient call of the generated code (``time_call``), beside
@@ -151,25 +152,43 @@ def _print_row(row):
         if "note" in r:
             print(f"  {name:14s} {r['note']}")
             continue
+        if r.get("extrapolated"):
+            print(f"  {name:14s} {_fmt(r['prepare'], True):>11s}   not run: prepare extrapolated "
+                  f"past --cap from the measured trend")
+            continue
         gf = r["ops_g"] / r["ops_f"] if r.get("ops_f") else None
-        print(f"  {name:14s} {_fmt(r.get('prepare'), r.get('extrapolated')):>11s} "
+        print(f"  {name:14s} {_fmt(r.get('prepare')):>11s} "
               f"{_fmt(r.get('ops_f')):>8s} {_fmt(r.get('ops_g')):>8s} {_fmt(gf):>6s} "
               f"{_fmt(r['eval'] * 1e6 if 'eval' in r else None):>10s}")
 
 
+def speedup(slow: dict, fast: dict) -> str:
+    """``slow / fast`` prepare seconds, ``~`` where ``slow`` is extrapolated; never divided by
+    an extrapolated time (a ratio over an estimate of the faster method says nothing): "n/a"
+    there, "-" where either is missing.
+
+    >>> speedup({"prepare": 40.0, "extrapolated": True}, {"prepare": 2.0})
+    '~20'
+    >>> speedup({"prepare": 40.0}, {"prepare": 80.0, "extrapolated": True})
+    'n/a'
+    """
+    if not slow.get("prepare") or not fast.get("prepare"):
+        return "-"
+    if fast.get("extrapolated"):
+        return "n/a"
+    return _fmt(slow["prepare"] / fast["prepare"], slow.get("extrapolated"))
+
+
 def _print_summary(rows):
-    print("\nSummary (prepare seconds; ~ = extrapolated from the measured trend; ratio = sympy / method)")
+    print("\nSummary (prepare seconds; ~ = extrapolated from the measured trend, not run; "
+          "ratio = sympy / method, ~ where sympy's time is extrapolated, n/a where the method's is)")
     head = f"{'case':18s} {'n':>5s}" + "".join(f" {n:>14s}" for n in SYMBOLIC) + \
         "   sympy/reverse  sympy/symengine  reverse g/f"
     print(head)
     for row in rows:
-        s = row.get("sympy", {})
         cells = "".join(f" {_fmt(row.get(n, {}).get('prepare'), row.get(n, {}).get('extrapolated')):>14s}"
                         for n in SYMBOLIC)
-        ratios = []
-        for n in ("sympy-reverse", "symengine"):
-            p = row.get(n, {}).get("prepare")
-            ratios.append(_fmt(s["prepare"] / p, s.get("extrapolated")) if p and s.get("prepare") else "-")
+        ratios = [speedup(row.get("sympy", {}), row.get(n, {})) for n in ("sympy-reverse", "symengine")]
         rev = row.get("sympy-reverse", {})
         gf = rev["ops_g"] / rev["ops_f"] if rev.get("ops_f") else None
         print(f"{row['case']:18s} {row['n']:5d}{cells}   {ratios[0]:>13s}  {ratios[1]:>15s}  {_fmt(gf):>11s}")
