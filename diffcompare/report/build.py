@@ -50,7 +50,7 @@ def render(results_dir, seeds: bool = True) -> str:
                     "and memory.")
     chips = _chips(results_dir, d)
     footer = join("Written by ", code("diffcompare report"), " from ", code("results.jsonl"), ", ",
-                  code("run.json"), " and ", code("studies/"), "; the seed section ran the engine and torch live. "
+                  code("run.json"), ", ", code("catalog.json"), " and ", code("studies/"), " alone. "
                   "Self-contained: no scripts, fonts or images are fetched.")
     return page(title, subtitle, build_sections(d, include_seeds=seeds), footer, chips)
 

@@ -1,4 +1,6 @@
-"""Reading study records: ``<results_dir>/studies/<name>.csv`` and ``<name>.findings.json``.
+"""Reading study records: ``<results_dir>/studies/<name>.csv``, ``<name>.findings.json`` and,
+for a study that records more than a table (the seed questions' outputs and graphs),
+``<name>.json``.
 
 The studies (:mod:`diffcompare.studies`) write these files; the report and anyone else
 read them here. A record's ``status`` is one of
@@ -22,6 +24,11 @@ def study_paths(out_dir, name: str) -> tuple[Path, Path]:
     """``(<out_dir>/studies/<name>.csv, <out_dir>/studies/<name>.findings.json)``."""
     folder = Path(out_dir) / STUDIES_DIR
     return folder / f"{name}.csv", folder / f"{name}.findings.json"
+
+
+def study_data_path(out_dir, name: str) -> Path:
+    """``<out_dir>/studies/<name>.json``: what study ``name`` records beyond its table."""
+    return Path(out_dir) / STUDIES_DIR / f"{name}.json"
 
 
 def read_record(out_dir, name: str) -> dict | None:
@@ -53,6 +60,7 @@ class Study:
     record: dict | None
     frame: object | None          # pandas DataFrame of <name>.csv, or None
     note: str = ""                # why a file is missing or unreadable
+    data: dict | None = None      # <name>.json, for a study that writes one, or None
 
     @property
     def status(self) -> str:
@@ -94,5 +102,12 @@ def read_studies(results_dir, planned=()) -> dict:
                 frame = pd.read_csv(cpath)
             except Exception as exc:     # empty or corrupt CSV: say so, keep going
                 notes.append(f"{cpath.name} unreadable ({type(exc).__name__})")
-        out[name] = Study(name, record, frame, "; ".join(notes))
+        data = None
+        dpath = study_data_path(results_dir, name)
+        if dpath.exists():
+            try:
+                data = json.loads(dpath.read_text(encoding="utf-8"))
+            except ValueError as exc:
+                notes.append(f"{dpath.name} is not valid JSON ({exc})")
+        out[name] = Study(name, record, frame, "; ".join(notes), data)
     return out

@@ -4,7 +4,8 @@ Every study is a module with ``NAME``, ``TITLE``, ``EXPECTED`` (the textbook exp
 paragraph) and ``check(frame) -> list[Finding]``, plus either
 
 - ``run(out_dir, quick=False) -> DataFrame``: it computes its own tidy rows (``fd_steps``,
-  ``expression_swell``, ``kinks``), or
+  ``expression_swell``, ``kinks``, ``saved_bytes``, ``seeds``; a study may also write
+  ``<out_dir>/studies/<name>.json``, data beyond a table, as ``seeds`` does), or
 - ``analyze(results) -> DataFrame``: it derives its rows from a suite's grid results
   (``scaling``, ``breakeven``, ``accuracy``; see :mod:`diffcompare.results.schema`).
 
@@ -13,7 +14,7 @@ paragraph) and ``check(frame) -> list[Finding]``, plus either
 
 >>> from diffcompare import studies
 >>> sorted(studies.STUDIES)
-['accuracy', 'breakeven', 'expression_swell', 'fd_steps', 'kinks', 'saved_bytes', 'scaling']
+['accuracy', 'breakeven', 'expression_swell', 'fd_steps', 'kinks', 'saved_bytes', 'scaling', 'seeds']
 >>> outcome = studies.run_study("fd_steps", "results/x")            # doctest: +SKIP
 >>> outcome.status, [str(f) for f in outcome.findings][:1]          # doctest: +SKIP
 ('ok', ['[holds] fd-forward float64 minimum: expected ...'])
@@ -37,13 +38,13 @@ import time
 import traceback
 from pathlib import Path
 
-from . import accuracy, breakeven, expression_swell, fd_steps, kinks, saved_bytes, scaling
+from . import accuracy, breakeven, expression_swell, fd_steps, kinks, saved_bytes, scaling, seeds
 from ..results.schema import FAULT_STATUSES, STUDY_STATUSES
 from ..results.studies import STUDIES_DIR, read_record, read_records, study_paths
 from .common import Finding
 
 STUDIES = {m.NAME: m for m in (fd_steps, expression_swell, scaling, breakeven, accuracy, kinks,
-                                   saved_bytes)}
+                                   saved_bytes, seeds)}
 
 #: What a study's status means (in ``<name>.findings.json``): defined by the results layer.
 STATUSES = STUDY_STATUSES
