@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .data import backend_order, finite, problem_order
-from ..backends.styles import style_of
+from ..backends.styles import Style, style_of
 from ..results.winners import method_label
 from .svg import figure_svg, style
 
@@ -41,10 +41,19 @@ ZERO_FLOOR = 1e-18          # where exact zeros are drawn on log axes
 CHEAP_GRADIENT_BAND = (4.0, 5.0)
 
 
-def backend_style(backend: str, family: str | None = None) -> dict:
-    """Colour, marker and line style of ``backend``, from the one table
-    :data:`diffcompare.backends.styles.STYLES` (stable for unknown names too)."""
-    return style_of(backend, family).as_kwargs()
+def method_style(backend: str, family: str | None = None, catalog: dict | None = None):
+    """The :class:`~diffcompare.backends.styles.Style` of ``backend``: the one the run stored
+    in ``catalog.json`` (``{"colour", "marker", "linestyle"}`` under the method) where it did,
+    else the one table :data:`diffcompare.backends.styles.STYLES` (stable for unknown names)."""
+    stored = (((catalog or {}).get("backends") or {}).get(str(backend)) or {}).get("style")
+    if isinstance(stored, dict) and stored.get("colour") and stored.get("marker"):
+        return Style(stored["colour"], stored["marker"], stored.get("linestyle") or "-")
+    return style_of(backend, family)
+
+
+def backend_style(backend: str, family: str | None = None, catalog: dict | None = None) -> dict:
+    """:func:`method_style` as matplotlib keyword arguments."""
+    return method_style(backend, family, catalog).as_kwargs()
 
 
 def _figure(n_panels: int, panel_w: float = 3.3, panel_h: float = 2.5, ncols_max: int = 3):
@@ -87,18 +96,19 @@ def _size_axis(ax, sizes, label):
         ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
 
 
-def _multi_size_problems(ok, column: str, x: str = "size") -> list:
+def _multi_size_problems(ok, column: str, x: str = "size", catalog=None) -> list:
     """Problems with a finite ``column`` at two or more values of ``x``, in catalog order."""
     out = []
-    for p in problem_order(ok["problem"]):
+    for p in problem_order(ok["problem"], catalog):
         sub = ok[(ok["problem"] == p) & ok[column].notna()]
         if sub[x].nunique() >= 2:
             out.append(p)
     return out
 
 
-def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x: str = "size"):
-    for b in backend_order(sub["backend"]):
+def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x: str = "size",
+                      catalog=None):
+    for b in backend_order(sub["backend"], catalog):
         rows = sub[(sub["backend"] == b) & sub[column].notna()].sort_values(x)
         rows = rows[rows[column] > 0]
         if rows.empty:
@@ -106,7 +116,7 @@ def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x
         fam = rows["family"].iloc[0]
         label = method_label(b, rows["device"] if "device" in rows else ())   # "jax-jit (gpu)"
         (line,) = ax.plot(rows[x].astype(float), rows[column] * scale, label=label,
-                          **backend_style(b, fam))
+                          **backend_style(b, fam, catalog))
         handles.setdefault(label, line)
 
 
@@ -162,13 +172,13 @@ def log_axis(ax, kind: str = "plain", axis: str = "y"):
 # --------------------------------------------------------------------------- accuracy
 
 @_safe
-def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
+def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip", catalog=None):
     """Error of every method on every problem (worst over sizes), log scale."""
     ok = ok[ok[column].notna()]
     if ok.empty:
         return None
-    problems = problem_order(ok["problem"])
-    backends = backend_order(ok["backend"])
+    problems = problem_order(ok["problem"], catalog)
+    backends = backend_order(ok["backend"], catalog)
     worst = ok.groupby(["problem", "backend"], sort=False)[column].max()
     fams = ok.groupby("backend")["family"].first()
     with style():
@@ -184,7 +194,7 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
         floor = min(values) / 30 if values else ZERO_FLOOR
         floor = min(floor, 1e-17)
         for j, b in enumerate(backends):
-            st = backend_style(b, fams.get(b))
+            st = backend_style(b, fams.get(b), catalog)
             xs, ys, zx = [], [], []
             for i, p in enumerate(problems):
                 v = worst.get((p, b))
@@ -224,13 +234,13 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
 
 
 @_safe
-def fd_step_vplot(frame, key: str = "fd-steps"):
+def fd_step_vplot(frame, key: str = "fd-steps", catalog=None):
     """The fd_steps study: error against step size, one panel per dtype."""
     if frame is None or frame.empty or "rel_error" not in frame:
         return None
     dtypes = [d for d in ("float64", "float32") if d in set(frame["dtype"])]
     dtypes += sorted(set(frame["dtype"]) - set(dtypes))
-    methods = backend_order(frame["method"])
+    methods = backend_order(frame["method"], catalog)
     with style():
         fig, axes = _figure(len(dtypes), panel_w=4.6, panel_h=3.3, ncols_max=2)
         handles = {}
@@ -293,10 +303,10 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
 @_safe
 def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
                  key: str = "time-vs-size", size_labels: dict | None = None, kind: str = "seconds",
-                 x: str = "size"):
+                 x: str = "size", catalog=None):
     """One panel per problem measured at two or more values of ``x`` (the problem's
     ``size``, or ``n_inputs``: the differentiated scalars), ``column`` per method, log-log."""
-    problems = _multi_size_problems(ok, column, x)
+    problems = _multi_size_problems(ok, column, x, catalog)
     if not problems:
         return None
     with style():
@@ -304,7 +314,7 @@ def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
         handles = {}
         for ax, p in zip(axes, problems):
             sub = ok[ok["problem"] == p]
-            _lines_by_backend(ax, sub, column, handles, x=x)
+            _lines_by_backend(ax, sub, column, handles, x=x, catalog=catalog)
             _size_axis(ax, sub[x].dropna(), (size_labels or {}).get(p, x))
             log_axis(ax, kind)
             ax.set_title(p)
@@ -314,12 +324,12 @@ def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
 
 
 @_safe
-def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = None):
+def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = None, catalog=None):
     """gradient time / function time per backend, with the cheap-gradient band."""
-    problems = _multi_size_problems(ok, "ratio")
+    problems = _multi_size_problems(ok, "ratio", catalog=catalog)
     if not problems:
         return None
-    backends = backend_order(ok[ok["problem"].isin(problems)]["backend"])
+    backends = backend_order(ok[ok["problem"].isin(problems)]["backend"], catalog)
     with style():
         fig, axes = _figure(len(problems), panel_h=2.7)
         handles = {}
@@ -342,7 +352,7 @@ def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = Non
 
 
 @_safe
-def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
+def cost_of_calls(rows, title: str, key: str = "cost-of-calls", catalog=None):
     """Total time of N gradient calls, prepare + N × per-call, for each method of ``rows``
     (columns ``backend``, ``family``, ``prepare_s``, ``gradient_s``); crossings are the
     break-even points."""
@@ -359,7 +369,7 @@ def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
         handles = {}
         for _, r in rows.iterrows():
             b = r["backend"]
-            st = backend_style(b, r["family"])
+            st = backend_style(b, r["family"], catalog)
             (line,) = ax.plot(n, r["prepare_s"] + n * r["gradient_s"], color=st["color"],
                               linestyle=st["linestyle"], marker=st["marker"], markevery=[0, -1])
             handles.setdefault(b, line)
@@ -431,10 +441,11 @@ def prepare_vs_evaluate(rows, title: str, key: str = "prepare-vs-evaluate"):
 # --------------------------------------------------------------------------- memory
 
 @_safe
-def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | None = None):
+def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | None = None,
+                       catalog=None):
     """The engine's saved-graph bytes against size, one line per problem."""
     sub = ok[(ok["backend"] == "engine") & ok["saved_graph_bytes"].notna()]
-    problems = [p for p in problem_order(sub["problem"]) if sub[sub["problem"] == p]["size"].nunique() >= 2]
+    problems = [p for p in problem_order(sub["problem"], catalog) if sub[sub["problem"] == p]["size"].nunique() >= 2]
     if not problems:
         return None
     from matplotlib import colormaps
@@ -494,11 +505,11 @@ def expression_swell(frame, key: str = "expression-swell"):
 
 
 @_safe
-def float_dtype_bars(table, key: str = "float32-vs-float64"):
+def float_dtype_bars(table, key: str = "float32-vs-float64", catalog=None):
     """Best error per method in float64 and float32 (``table``: method, dtype, best_error)."""
     if table is None or table.empty:
         return None
-    methods = backend_order(table["method"])
+    methods = backend_order(table["method"], catalog)
     dtypes = [d for d in ("float64", "float32") if d in set(table["dtype"])]
     with style():
         from matplotlib.figure import Figure
@@ -532,9 +543,9 @@ def _columns(frame, column: str):
 
 
 @_safe
-def peak_memory(ok, key: str = "peak-memory", size_labels: dict | None = None):
+def peak_memory(ok, key: str = "peak-memory", size_labels: dict | None = None, catalog=None):
     return time_vs_size(ok, column="peak_bytes", ylabel="peak memory of one gradient", key=key,
-                        size_labels=size_labels, kind="bytes")
+                        size_labels=size_labels, kind="bytes", catalog=catalog)
 
 
 @_safe
