@@ -472,7 +472,7 @@ def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | N
 
 
 @_safe
-def expression_swell(frame, key: str = "expression-swell"):
+def expression_swell(frame, key: str = "expression-swell", catalog=None):
     """SymPy's derivative size with and without CSE against the engine's graph, per k."""
     if frame is None or frame.empty or "k" not in frame:
         return None
@@ -506,8 +506,9 @@ def expression_swell(frame, key: str = "expression-swell"):
 
 @_safe
 def float_dtype_bars(table, key: str = "float32-vs-float64", catalog=None):
-    """Best error per method in float64 and float32 (``table``: method, dtype, best_error)."""
-    if table is None or table.empty:
+    """Best error per method in float64 and float32 (``table``: method, dtype, best_error);
+    None without float32 rows."""
+    if table is None or table.empty or "float32" not in set(table["dtype"]):
         return None
     methods = backend_order(table["method"], catalog)
     dtypes = [d for d in ("float64", "float32") if d in set(table["dtype"])]
@@ -549,10 +550,10 @@ def peak_memory(ok, key: str = "peak-memory", size_labels: dict | None = None, c
 
 
 @_safe
-def saved_bytes_vs_batch(totals, key: str = "saved-bytes"):
+def saved_bytes_vs_batch(totals, key: str = "saved-bytes", catalog=None):
     """The saved_bytes study: the graph's saved bytes and the parameters' bytes against the
     batch size, one panel per model; the engine solid, PyTorch dashed (``totals``: the study's
-    :func:`diffcompare.studies.saved_bytes.totals`)."""
+    recorded ``saved-bytes`` figure, :func:`diffcompare.studies.saved_bytes.totals`)."""
     if totals is None or totals.empty or totals["batch"].nunique() < 2:
         return None
     models = list(dict.fromkeys(totals["model"]))
@@ -581,3 +582,20 @@ def saved_bytes_vs_batch(totals, key: str = "saved-bytes"):
             ax.set_title(model.replace("seed", "seed "), fontsize="medium")
         _legend(fig, handles, ncol=3)
         return figure_svg(fig, key, totals)
+
+
+#: The plots a study's figure may name (``View.plot``, :mod:`diffcompare.studies.common`):
+#: each draws the figure's recorded rows, ``plot(frame, key=..., catalog=...) -> SVG or None``.
+PLOTS = {"fd_steps": fd_step_vplot, "float_dtype_bars": float_dtype_bars,
+         "expression_swell": expression_swell, "saved_bytes_vs_batch": saved_bytes_vs_batch}
+
+
+def study_figure(view, catalog: dict | None = None):
+    """The SVG of a study's recorded figure (``view``: a
+    :class:`~diffcompare.results.studies.RecordedView`); None when it has no rows to draw.
+    A figure naming a plot this version does not have is a ``KeyError`` saying so."""
+    if view.plot not in PLOTS:
+        raise KeyError(f"the study's figure {view.key!r} asks for plot {view.plot!r}, which this "
+                       f"version of the report does not have (it has {', '.join(PLOTS)})")
+    return PLOTS[view.plot](view.frame, key=view.key, catalog=catalog)
+

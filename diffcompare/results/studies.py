@@ -26,6 +26,11 @@ def study_paths(out_dir, name: str) -> tuple[Path, Path]:
     return folder / f"{name}.csv", folder / f"{name}.findings.json"
 
 
+def view_path(out_dir, name: str, key: str) -> Path:
+    """``<out_dir>/studies/<name>.<key>.csv``: the rows of figure or table ``key`` of study ``name``."""
+    return Path(out_dir) / STUDIES_DIR / f"{name}.{key}.csv"
+
+
 def study_data_path(out_dir, name: str) -> Path:
     """``<out_dir>/studies/<name>.json``: what study ``name`` records beyond its table."""
     return Path(out_dir) / STUDIES_DIR / f"{name}.json"
@@ -53,6 +58,33 @@ def read_records(out_dir) -> dict:
 
 
 @dataclasses.dataclass
+class RecordedView:
+    """A figure or table a study recorded: its declaration and its rows (None if unreadable)."""
+
+    key: str
+    plot: str | None
+    caption: str
+    frame: object | None
+
+
+def _read_views(results_dir, record, notes) -> list:
+    import pandas as pd
+
+    out = []
+    for kind in ("figures", "tables"):
+        for v in (record or {}).get(kind) or ():
+            path = Path(results_dir) / STUDIES_DIR / str(v.get("csv"))
+            try:
+                frame = pd.read_csv(path)
+            except Exception as exc:     # missing, empty or corrupt: say so, keep going
+                notes.append(f"{path.name} unreadable ({type(exc).__name__})")
+                frame = None
+            out.append(RecordedView(v["key"], v.get("plot") if kind == "figures" else None,
+                                    v.get("caption") or "", frame))
+    return out
+
+
+@dataclasses.dataclass
 class Study:
     """One study's files: its findings record and its rows (either may be missing)."""
 
@@ -61,6 +93,7 @@ class Study:
     frame: object | None          # pandas DataFrame of <name>.csv, or None
     note: str = ""                # why a file is missing or unreadable
     data: dict | None = None      # <name>.json, for a study that writes one, or None
+    views: list = dataclasses.field(default_factory=list, repr=False)   # RecordedView each
 
     @property
     def status(self) -> str:
@@ -76,6 +109,22 @@ class Study:
     def findings(self) -> list:
         return list((self.record or {}).get("findings") or [])
 
+    @property
+    def records_views(self) -> bool:
+        """Whether the record lists its figures and tables (records written before studies
+        declared them do not)."""
+        return "figures" in (self.record or {})
+
+    @property
+    def figures(self) -> list:
+        """The study's figures as recorded: :class:`View` each, its rows read."""
+        return [v for v in self.views if v.plot]
+
+    @property
+    def tables(self) -> dict:
+        """The study's derived tables as recorded: ``{key: DataFrame or None}``."""
+        return {v.key: v.frame for v in self.views if not v.plot}
+
 
 def read_studies(results_dir, planned=()) -> dict:
     """``{name: Study}`` for every study with files in ``results_dir`` and every planned one."""
@@ -85,7 +134,7 @@ def read_studies(results_dir, planned=()) -> dict:
     names = list(planned)
     if folder.is_dir():
         names += sorted(p.name[: -len(".findings.json")] for p in folder.glob("*.findings.json"))
-        names += sorted(p.stem for p in folder.glob("*.csv"))
+        names += sorted(p.stem for p in folder.glob("*.csv") if "." not in p.stem)   # not views
     out = {}
     for name in dict.fromkeys(names):
         record, frame, notes = None, None, []
@@ -109,5 +158,6 @@ def read_studies(results_dir, planned=()) -> dict:
                 data = json.loads(dpath.read_text(encoding="utf-8"))
             except ValueError as exc:
                 notes.append(f"{dpath.name} is not valid JSON ({exc})")
-        out[name] = Study(name, record, frame, "; ".join(notes), data)
+        views = _read_views(results_dir, record, notes)
+        out[name] = Study(name, record, frame, "; ".join(notes), data, views)
     return out

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import Finding, fmt, no_data
+from .common import Finding, View, fmt, no_data
 
 NAME = "saved_bytes"
 TITLE = "How much the graph keeps as the batch grows"
@@ -209,6 +209,37 @@ def sentence(df, model: str, library: str = "engine") -> str:
     text += (f". The parameters hold {_b(params)} at every batch size: {share.iloc[0]:.0%} of saved + parameter "
              f"bytes at batch {int(tot['batch'].min())}, {share.iloc[-1]:.1%} at batch {int(tot['batch'].max())}.")
     return text
+
+
+def per_sample_all(df):
+    """:func:`per_sample` of every model and library, with ``model`` and ``library`` columns."""
+    import pandas as pd
+
+    parts = [per_sample(df, m, lib).assign(model=m, library=lib)
+             for m in dict.fromkeys(df["model"]) for lib in ("engine", "torch")
+             if lib in set(df["library"])]
+    parts = [x for x in parts if len(x)]
+    columns = ["model", "library", "node_index", "node", "tensor", "per_sample", "constant", "shared",
+               "parameter"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def answers(df):
+    """The thread's answer per model (:func:`sentence`, the engine's; else the first library's):
+    ``model, library, text``."""
+    import pandas as pd
+
+    libraries = [lib for lib in ("engine", "torch") if lib in set(df["library"])]
+    return pd.DataFrame([{"model": m, "library": libraries[0], "text": sentence(df, m, libraries[0])}
+                         for m in dict.fromkeys(df["model"])] if libraries else [],
+                        columns=["model", "library", "text"])
+
+
+#: What the report shows of this study (recorded with it: :func:`diffcompare.studies.record_views`).
+FIGURES = (View("saved-bytes", "Bytes the graph saves for backward and the parameters' bytes against the "
+                "batch size (log-log), per seed model; the engine solid, PyTorch dashed.",
+                plot="saved_bytes_vs_batch", data=totals),)
+TABLES = (View("answers", data=answers), View("per-sample", data=per_sample_all))
 
 
 def _affine(batch, nbytes):

@@ -21,6 +21,14 @@ SMOKE_STUDIES = (("fd_steps", True), ("expression_swell", True), ("seeds", True)
                  ("scaling", False), ("accuracy", False))
 
 
+@pytest.fixture(scope="session")
+def seed_record():
+    """What the seed study records (``studies/seeds.json``), made once per session."""
+    from diffcompare.studies import seeds
+
+    return seeds.record()
+
+
 @pytest.fixture
 def synthetic_results(tmp_path):
     return fake_results.write(tmp_path / "synthetic-results")

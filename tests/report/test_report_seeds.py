@@ -8,12 +8,11 @@ import re
 import pytest
 
 from diffcompare.report.sections import seeds
-from diffcompare.studies import seeds as seed_study
 
 
 @pytest.fixture(scope="module")
-def body():
-    section = seeds.build(record=seed_study.record())
+def body(seed_record):
+    section = seeds.build(record=seed_record)
     return html.unescape(str(section.body))
 
 

@@ -7,7 +7,7 @@ import math
 from .. import plots
 from ..fmt import fmt_error, fmt_num, fmt_ratio, fmt_step
 from ..html import Markup, badge, code, figure, join, p, scroll, table, tag
-from . import Section
+from . import Section, study_figures
 
 
 def build(data) -> Section:
@@ -24,8 +24,8 @@ def build(data) -> Section:
                      empty="no float64 cell has an accuracy measurement."),
               _reference_table(data), _error_table(data, ok)]
     st = data.study("fd_steps")
-    svg = plots.fd_step_vplot(st.frame, catalog=data.catalog)
-    n_plots += plots.drawn(svg)
+    figures, k = study_figures(data, "fd_steps", ["fd-steps"])
+    n_plots += k
     ref = _first(st.frame, "reference")
     parts += [tag("h3", "Finite differences: error against step size", id="fd-steps"),
               p("From the ", code("fd_steps"), " study: each method differentiates "
@@ -34,16 +34,11 @@ def build(data) -> Section:
                 "truncation (falls with h) against rounding (grows as h shrinks); the complex step "
                 "subtracts nothing, so it has no rounding branch. Hollow circles: where the error "
                 "model (from f and its derivatives at x) puts each V's bottom."),
-              figure(svg, "Relative error against step h, float64 (left) and float32 (right).",
-                     empty=f"the fd_steps study is {st.status} ({st.note or 'no rows'})."),
-              _fd_minima(data, st.frame)]
-    svg, text = _float32(data, st.frame)
-    n_plots += plots.drawn(svg)
-    parts += [tag("h3", "float32 against float64", id="float32"), text,
-              figure(svg, "Smallest error each finite-difference method reaches over all steps, "
-                          "per dtype (fd_steps study).",
-                     empty="no float32 rows in the fd_steps study."),
-              _grid_float32(data)]
+              *figures, _fd_minima(data, st.frame)]
+    figures, k = study_figures(data, "fd_steps", ["float32-vs-float64"])
+    n_plots += k
+    parts += [tag("h3", "float32 against float64", id="float32"), _float32(data),
+              *figures, _grid_float32(data)]
     parts += [_kinks(data)]
     return Section("accuracy", "Accuracy", join(*parts), plots=n_plots)
 
@@ -162,13 +157,13 @@ def _fd_minima(data, frame) -> Markup:
                         rows, num_cols={2, 3, 4}, cls="compact"))
 
 
-def _float32(data, frame):
-    if frame is None or frame.empty or "dtype" not in frame:
-        return None, p("No fd_steps rows, so no float32 comparison from the study.", class_="warn")
-    from ...studies.fd_steps import v_bottoms
-
-    best = v_bottoms(frame).rename(columns={"error": "best_error"})
-    svg = plots.float_dtype_bars(best, catalog=data.catalog) if "float32" in set(best["dtype"]) else None
+def _float32(data) -> Markup:
+    """Each finite-difference method's V bottom in float64 and float32, from the fd_steps
+    study's recorded ``float32-vs-float64`` figure."""
+    view = next((v for v in data.study("fd_steps").figures if v.key == "float32-vs-float64"), None)
+    best = view.frame if view is not None else None
+    if best is None or best.empty or "dtype" not in best:
+        return p("No float32 comparison recorded by the fd_steps study.", class_="warn")
     sentences = []
     for m in data.backend_order(best["method"]):
         b64 = best[(best["method"] == m) & (best["dtype"] == "float64")]
@@ -185,7 +180,7 @@ def _float32(data, frame):
                   "bottom is located on the curve's 3-step envelope (the largest error among a step and "
                   "its neighbouring decades), not on a single lucky point."),
                 tag("ul", *sentences) if sentences else "")
-    return svg, text
+    return text
 
 
 def _grid_float32(data) -> Markup:

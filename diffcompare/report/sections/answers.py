@@ -9,20 +9,15 @@ from ..answers import CRITERIA, answer_rows, tie_rules
 from ..fmt import fmt_bytes, fmt_error, fmt_seconds
 from ..plots import method_style
 from ..templates import render
-from . import Section
+from . import PAGE, Section
 
 _FORMAT = {"s": fmt_seconds, "ρ": lambda v: f"ρ {fmt_error(v)}", "bytes": fmt_bytes}
 
 SHOWN = 3          # tied winners with a swatch in a cell; the rest printed as "= also tied: …"
 ALL_TIED_AFTER = 3  # more than this many further ties, all of them: "every other method compared"
 
-EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
-            ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
-            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation"),
-            ("operators", "Operators", "Jacobians, Hessians and HVPs, dense and sparse: which "
-                                       "method computes which, their time, colours and error"),
-            ("memory", "Memory", "peak memory of one gradient, saved graphs, expression swell"),
-            ("environment", "Environment", "the machine and library versions"))
+#: the evidence the answers link to: every section after the seed questions
+EVIDENCE = PAGE[[sid for sid, _, _ in PAGE].index("seeds") + 1:]
 
 
 def build(data, winners=None) -> Section:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from .. import plots
 from ..fmt import fmt_bytes, fmt_num, fmt_seconds
 from ..html import Markup, badge, code, figure, join, p, scroll, table, tag
-from . import Section, saved_bytes, size_labels
+from . import Section, saved_bytes, size_labels, study_figures
 
 
 def build(data) -> Section:
@@ -89,7 +89,7 @@ def _swell(data):
         parts.append(p("The expression_swell study is ", st.status, (f" ({st.note})" if st.note else ""),
                        ".", class_="warn"))
         return parts, 0
-    svg = plots.expression_swell(frame)
+    figures, n = study_figures(data, "expression_swell")
     size_rows = frame[frame["kind"] == "size"] if "kind" in frame else frame
     rows = []
     for r in size_rows.sort_values("k").itertuples():
@@ -105,9 +105,8 @@ def _swell(data):
                 "both factors of the next step, so SymPy's operation count grows exponentially; common-"
                 "subexpression elimination (CSE) restores the sharing; the engine records a fixed number "
                 "of nodes per step, whatever the formula would look like written out."),
-              figure(svg, "Size of d x_k / d x₀ against k: SymPy operations without and with CSE, the "
-                          "engine's node count and saved bytes (log scale)."),
+              *figures,
               scroll(table(["k", "SymPy ops", "SymPy ops with CSE", "distinct subexpressions",
                             "engine nodes", "engine saved bytes", "SymPy prepare", "SymPy+CSE prepare",
                             "status", "note"], rows, num_cols={0, 1, 2, 3, 4, 5, 6, 7}, cls="compact"))]
-    return parts, int(plots.drawn(svg))
+    return parts, n
