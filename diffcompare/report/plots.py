@@ -16,6 +16,7 @@ from .data import backend_order, finite, problem_order
 from ..backends.styles import Style, style_of
 from ..results.winners import method_label
 from .svg import figure_svg, style
+from ..units import fmt_bytes, fmt_seconds
 
 class Failed(str):
     """What a plot function returns when drawing raised: the error, to show instead."""
@@ -120,27 +121,15 @@ def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x
         handles.setdefault(label, line)
 
 
-def _tick_seconds(v) -> str:
-    if v >= 1000:
-        return f"{v:,.0f} s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if v >= scale * 0.999 or unit == "ns":
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:g} s"
-
-
 def _tick_bytes(v) -> str:
-    for unit, scale in (("GiB", 2.0 ** 30), ("MiB", 2.0 ** 20), ("KiB", 2.0 ** 10)):
-        if v >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.3g} B"
+    return fmt_bytes(v, digits=3)
 
 
 def _tick_plain(v) -> str:
     return f"{v:,.0f}" if v >= 1 else f"{v:g}"
 
 
-_TICKS = {"seconds": _tick_seconds, "bytes": _tick_bytes, "plain": _tick_plain}
+_TICKS = {"seconds": fmt_seconds, "bytes": _tick_bytes, "plain": _tick_plain}
 
 
 def log_axis(ax, kind: str = "plain", axis: str = "y"):

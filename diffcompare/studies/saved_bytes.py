@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..units import fmt_bytes
 from .common import Finding, View, fmt, no_data
 
 NAME = "saved_bytes"
@@ -180,11 +181,6 @@ def per_sample(df, model: str, library: str):
     return out.reset_index()
 
 
-def _b(n) -> str:
-    n = float(n)
-    return f"{n:g} B"
-
-
 def sentence(df, model: str, library: str = "engine") -> str:
     """The answer the thread wanted, from the rows: which tensors the graph keeps for each
     sample, and what stays constant."""
@@ -194,19 +190,19 @@ def sentence(df, model: str, library: str = "engine") -> str:
     if ps.empty or tot.empty:
         return f"No {library} rows for {model}."
     fit = _affine(tot["batch"], tot["saved_bytes"])
-    grows = [f"{r.node} {r.tensor} {_b(r.per_sample)}" + (" (the same memory as an earlier node's, counted once)"
+    grows = [f"{r.node} {r.tensor} {fmt_bytes(r.per_sample)}" + (" (the same memory as an earlier node's, counted once)"
                                                           if r.shared else "")
              for r in ps.itertuples() if r.per_sample > 0]
-    const = [f"{r.node} {r.tensor} {_b(r.constant)}" + (" (a parameter)" if r.parameter else "")
+    const = [f"{r.node} {r.tensor} {fmt_bytes(r.constant)}" + (" (a parameter)" if r.parameter else "")
              for r in ps.itertuples() if r.per_sample == 0]
     params = tot["parameter_bytes"].iloc[0]
     who = {"engine": "the engine", "torch": "PyTorch"}.get(library, library)
     text = (f"{DESCRIPTION.get(model, model)} on {who}: yes, every sample's tensors are saved — "
-            f"the graph keeps {_b(fit[0])} per sample ({'; '.join(grows) or 'nothing'})")
-    text += (f", plus {_b(fit[1])} whatever the batch ({'; '.join(const)})" if const else
+            f"the graph keeps {fmt_bytes(fit[0])} per sample ({'; '.join(grows) or 'nothing'})")
+    text += (f", plus {fmt_bytes(fit[1])} whatever the batch ({'; '.join(const)})" if const else
              ", and nothing whatever the batch")
     share = tot.sort_values("batch")["parameter_share"]
-    text += (f". The parameters hold {_b(params)} at every batch size: {share.iloc[0]:.0%} of saved + parameter "
+    text += (f". The parameters hold {fmt_bytes(params)} at every batch size: {share.iloc[0]:.0%} of saved + parameter "
              f"bytes at batch {int(tot['batch'].min())}, {share.iloc[-1]:.1%} at batch {int(tot['batch'].max())}.")
     return text
 
