@@ -229,7 +229,7 @@ def fd_step_vplot(frame, key: str = "fd-steps", catalog=None):
         return None
     dtypes = [d for d in ("float64", "float32") if d in set(frame["dtype"])]
     dtypes += sorted(set(frame["dtype"]) - set(dtypes))
-    methods = backend_order(frame["method"], catalog)
+    methods = list(dict.fromkeys(frame["method"]))          # the study's order
     with style():
         fig, axes = _figure(len(dtypes), panel_w=4.6, panel_h=3.3, ncols_max=2)
         handles = {}
@@ -499,7 +499,7 @@ def float_dtype_bars(table, key: str = "float32-vs-float64", catalog=None):
     None without float32 rows."""
     if table is None or table.empty or "float32" not in set(table["dtype"]):
         return None
-    methods = backend_order(table["method"], catalog)
+    methods = list(dict.fromkeys(table["method"]))          # the study's order
     dtypes = [d for d in ("float64", "float32") if d in set(table["dtype"])]
     with style():
         from matplotlib.figure import Figure

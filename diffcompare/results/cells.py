@@ -131,18 +131,18 @@ _NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient
 def _ordered(names, known) -> list:
     names = list(dict.fromkeys(str(n) for n in names if n is not None))
     rank = {n: i for i, n in enumerate(known)}
-    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+    return sorted(names, key=lambda n: rank.get(n, len(rank)))      # stable: the rest as given
 
 
 def backend_order(names, catalog: dict | None = None) -> list:
     """``names`` (deduplicated) in the order the run listed its methods (``catalog.json``),
-    unknown ones after, alphabetically."""
+    unknown ones after, in the order given."""
     return _ordered(names, (catalog or {}).get("backends") or ())
 
 
 def problem_order(names, catalog: dict | None = None) -> list:
     """``names`` in the order the run listed its problems (``catalog.json``), unknown ones
-    after, alphabetically."""
+    after, in the order given."""
     return _ordered(names, (catalog or {}).get("problems") or ())
 
 

@@ -76,4 +76,4 @@ def test_a_folder_from_before_the_records_renders_and_says_what_is_missing(synth
         assert f'<section class="report" id="{sid}"' in page, sid
     assert "This results folder has no record of the seed questions" in page
     assert "python -m diffcompare.studies seeds &lt;results-dir&gt;" in page
-    assert "The fd_steps study is recorded before studies recorded their figures" in page
+    assert "record was written before runs recorded a study" in page

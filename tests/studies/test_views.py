@@ -41,15 +41,18 @@ def test_a_record_without_views_says_so(tmp_path):
 
 def test_seed_check_flags_only_unexplained_differences():
     rows = pd.DataFrame([
-        {"kind": "code", "seed": "000", "key": "a", "label": "x", "engine": "1", "torch": "1", "same": True, "note": ""},
+        {"kind": "code", "seed": "000", "key": "a", "label": "x", "engine": "1", "torch": "1", "same": True,
+         "note": "", "block_note": ""},
         {"kind": "code", "seed": "000", "key": "a", "label": "v", "engine": "e", "torch": "t", "same": False,
-         "note": "a version string"},
+         "note": "a version string", "block_note": ""},
+        {"kind": "code", "seed": "002", "key": "c", "label": "z", "engine": "e", "torch": "t", "same": False,
+         "note": "", "block_note": "the engine's .data is a NumPy array"},
         {"kind": "example", "seed": "001", "key": "b", "label": "y", "engine": "2", "torch": None, "same": None,
-         "note": ""}])
+         "note": "", "block_note": ""}])
     (finding,) = seeds.check(rows)
-    assert finding.ok is True and "2 compared, 1 differ, 0 without" in finding.measured
+    assert finding.ok is True and "3 compared, 2 differ, 0 without" in finding.measured
     bad = pd.concat([rows, rows.iloc[[1]].assign(note="", label="w")], ignore_index=True)
     (finding,) = seeds.check(bad)
     assert finding.ok is False and "a: w" in finding.measured
-    (finding,) = seeds.check(rows.iloc[[2]])
+    (finding,) = seeds.check(rows.iloc[[3]])
     assert finding.ok is None                              # nothing compared: no torch

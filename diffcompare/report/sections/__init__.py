@@ -66,10 +66,10 @@ def study_figures(data, name: str, keys=None) -> tuple[list, int]:
 
     st = data.study(name)
     if not st.records_views:
-        why = (f"recorded before studies recorded their figures: run it again "
+        why = (f"The {name} study's record was written before runs recorded a study's figures: run it again"
                if st.record is not None and st.status not in ("error", "timeout", "crashed") else
-               f"{st.status}{f' ({st.note})' if st.note else ''}: run it ")
-        return [p(f"The {name} study is ", why, "(", code(f"python -m diffcompare.studies {name} <results-dir>"),
+               f"The {name} study is {st.status}{f' ({st.note})' if st.note else ''}: run it")
+        return [p(why, " (", code(f"python -m diffcompare.studies {name} <results-dir>"),
                   ") to draw its figures.", class_="muted")], 0
     views = {v.key: v for v in st.figures}
     out, n = [], 0

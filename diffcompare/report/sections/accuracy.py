@@ -143,7 +143,7 @@ def _fd_minima(data, frame) -> Markup:
     if frame is None or frame.empty or "rel_error" not in frame:
         return Markup("")
     rows = []
-    for m in data.backend_order(frame["method"]):
+    for m in dict.fromkeys(frame["method"]):               # the study's order
         for d in ("float64", "float32"):
             sub = frame[(frame["method"] == m) & (frame["dtype"] == d) & frame["rel_error"].notna()]
             if sub.empty:
@@ -165,7 +165,7 @@ def _float32(data) -> Markup:
     if best is None or best.empty or "dtype" not in best:
         return p("No float32 comparison recorded by the fd_steps study.", class_="warn")
     sentences = []
-    for m in data.backend_order(best["method"]):
+    for m in dict.fromkeys(best["method"]):                # the study's order
         b64 = best[(best["method"] == m) & (best["dtype"] == "float64")]
         b32 = best[(best["method"] == m) & (best["dtype"] == "float32")]
         if len(b64) and len(b32):
@@ -221,7 +221,7 @@ def _kinks(data) -> Markup:
     if at.empty:
         return Markup("")
     rows = []
-    backends = data.backend_order(at["backend"])
+    backends = list(dict.fromkeys(at["backend"]))          # the study's order
     for prob in data.problem_order(at["problem"]):
         row = [tag("span", prob, class_="name")]
         for b in backends:
