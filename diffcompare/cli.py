@@ -315,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("results_dir", help="results folder (what `diffcompare run --results` wrote)")
     p.add_argument("-o", "--out", help="HTML file to write (default reports/<results folder name>.html)")
     p.add_argument("--no-seeds", action="store_true",
-                   help="leave out the seed-questions section (it runs the engine live)")
+                   help="leave out the seed-questions section")
     p.set_defaults(func=_report)
 
     p = sub.add_parser("list", help="problems, backends, suites, the capability table or the xp contract")

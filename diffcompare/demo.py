@@ -78,6 +78,7 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
     from .report.html import code, join
     from .report.page import page
     from .report.sections import seeds as seed_section
+    from .studies import seeds as seed_study
     from .report.sections import trace as trace_section
     from .engine.evaluation_trace import BAYDIN_INPUTS, baydin, evaluation_trace
 
@@ -92,7 +93,7 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
     echo(evaluation_trace(baydin, BAYDIN_INPUTS).text())
     echo("")
     index = out_dir / "index.html"
-    section = seed_section.build(demo_link=False)
+    section = seed_section.build(demo_link=False, record=seed_study.record())
     index.write_text(page("diffcompare demo — the seed questions",
                           join("The forum threads' examples on diffcompare's engine and on PyTorch, side by "
                                "side; the graphs are also in this folder as DOT and SVG."),

@@ -24,6 +24,8 @@ from typing import Mapping
 
 import numpy as np
 
+from ..units import fmt_bytes
+
 __all__ = ['nodes', 'SavedRow', 'GraphSummary', 'summarize', 'summary_text',
            'to_records']
 
@@ -179,13 +181,6 @@ def _summarize(order) -> GraphSummary:
         released_nodes=sum(1 for n in order if getattr(n, 'released', False)))
 
 
-def _fmt_bytes(n: int) -> str:
-    for unit in ('B', 'KiB', 'MiB', 'GiB'):
-        if n < 1024 or unit == 'GiB':
-            return f'{n} B' if unit == 'B' else f'{n:.1f} {unit}'
-        n /= 1024
-
-
 def _shape(shape) -> str:
     return str(tuple(shape))
 
@@ -215,7 +210,7 @@ def _node_table(order, label) -> list:
     index = {id(n): i for i, n in enumerate(order)}
     table = []
     for i, n in enumerate(order):
-        notes = [f'{name}: {_shape(st.shape)} {np.dtype(st.dtype)}, {_fmt_bytes(st.nbytes)}'
+        notes = [f'{name}: {_shape(st.shape)} {np.dtype(st.dtype)}, {fmt_bytes(st.nbytes)}'
                  for name, st in _saved(n).items()]
         if _is_accumulate(n):
             var = n.variable

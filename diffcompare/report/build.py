@@ -11,29 +11,23 @@ from pathlib import Path
 
 from . import data as _data
 from .html import code, join
-from .sections import (Section, accuracy, answers, environment, memory, operators, overview,
-                       seeds, speed)
-
-#: The sections, in page order: (id, builder). Answers first, then the seed questions, then
-#: the evidence (what ran, accuracy, speed, memory), then the machine.
-SECTIONS = (("answers", answers.build), ("seeds", seeds.build), ("overview", overview.build),
-            ("accuracy", accuracy.build), ("speed", speed.build), ("operators", operators.build),
-            ("memory", memory.build),
-            ("environment", environment.build))
+from .sections import PAGE, Section, builder
 
 
 def build_sections(report_data, include_seeds: bool = True) -> list:
+    """Every section of :data:`~diffcompare.report.sections.PAGE`, in its order, with its title."""
     out = []
-    for sid, builder in SECTIONS:
+    for sid, title, _ in PAGE:
         if sid == "seeds" and not include_seeds:
             continue
         try:
-            out.append(builder(report_data))
+            section = builder(sid)(report_data)
+            out.append(Section(sid, title, section.body, section.plots))
         except Exception as exc:        # one broken section must not hide the others
             import traceback
 
             from .html import p, pre
-            out.append(Section(sid, sid.capitalize(), join(
+            out.append(Section(sid, title, join(
                 p("This section could not be built from these results:", class_="warn"),
                 pre(f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=4)}", class_="message"))))
     return out
@@ -50,7 +44,7 @@ def render(results_dir, seeds: bool = True) -> str:
                     "and memory.")
     chips = _chips(results_dir, d)
     footer = join("Written by ", code("diffcompare report"), " from ", code("results.jsonl"), ", ",
-                  code("run.json"), " and ", code("studies/"), "; the seed section ran the engine and torch live. "
+                  code("run.json"), ", ", code("catalog.json"), " and ", code("studies/"), " alone. "
                   "Self-contained: no scripts, fonts or images are fetched.")
     return page(title, subtitle, build_sections(d, include_seeds=seeds), footer, chips)
 

@@ -1,4 +1,5 @@
-"""Numbers and markup for the report: seconds, bytes, errors, and HTML escaping.
+"""Numbers and markup for the report: seconds, bytes (the package's one formatter of each,
+:mod:`diffcompare.units`), errors, and HTML escaping.
 
 Every piece of text that reaches the page goes through :func:`esc` (or a helper
 built on it), so names from user-defined problems cannot inject markup.
@@ -19,7 +20,8 @@ from __future__ import annotations
 import html
 import math
 
-DASH = "—"
+from ..units import MISSING as DASH
+from ..units import fmt_bytes, fmt_seconds
 
 
 def is_missing(x) -> bool:
@@ -35,28 +37,6 @@ def is_missing(x) -> bool:
 def esc(value) -> str:
     """``value`` as HTML text (quotes escaped too, so it is safe in attributes)."""
     return html.escape("" if value is None else str(value), quote=True)
-
-
-def fmt_seconds(s) -> str:
-    if is_missing(s):
-        return DASH
-    s = float(s)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(s) >= scale or unit == "ns":
-            v = s / scale
-            return f"{v:.3g} {unit}" if v < 1000 else f"{v:.0f} {unit}"
-    return f"{s:g} s"
-
-
-def fmt_bytes(n) -> str:
-    if is_missing(n):
-        return DASH
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
-            return f"{n:.0f} B" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} GiB"
 
 
 def fmt_error(x) -> str:

@@ -13,9 +13,10 @@ import math
 import numpy as np
 
 from .data import backend_order, finite, problem_order
-from ..backends.styles import style_of
+from ..backends.styles import Style, style_of
 from ..results.winners import method_label
 from .svg import figure_svg, style
+from ..units import fmt_bytes, fmt_seconds
 
 class Failed(str):
     """What a plot function returns when drawing raised: the error, to show instead."""
@@ -41,10 +42,19 @@ ZERO_FLOOR = 1e-18          # where exact zeros are drawn on log axes
 CHEAP_GRADIENT_BAND = (4.0, 5.0)
 
 
-def backend_style(backend: str, family: str | None = None) -> dict:
-    """Colour, marker and line style of ``backend``, from its description
-    (:func:`diffcompare.backends.styles.style_of`; stable for unknown names too)."""
-    return style_of(backend, family).as_kwargs()
+def method_style(backend: str, family: str | None = None, catalog: dict | None = None):
+    """The :class:`~diffcompare.backends.styles.Style` of ``backend``: the one the run stored
+    in ``catalog.json`` (its ``colour``, ``marker`` and ``linestyle`` under the method) where it
+    did, else the one table :data:`diffcompare.backends.styles.STYLES` (stable for unknown names)."""
+    stored = ((catalog or {}).get("backends") or {}).get(str(backend))
+    if isinstance(stored, dict) and stored.get("colour") and stored.get("marker"):
+        return Style(stored["colour"], stored["marker"], stored.get("linestyle") or "-")
+    return style_of(backend, family)
+
+
+def backend_style(backend: str, family: str | None = None, catalog: dict | None = None) -> dict:
+    """:func:`method_style` as matplotlib keyword arguments."""
+    return method_style(backend, family, catalog).as_kwargs()
 
 
 def _figure(n_panels: int, panel_w: float = 3.3, panel_h: float = 2.5, ncols_max: int = 3):
@@ -87,18 +97,19 @@ def _size_axis(ax, sizes, label):
         ax.set_xlim(sizes[0] / 2, sizes[0] * 2)
 
 
-def _multi_size_problems(ok, column: str, x: str = "size") -> list:
+def _multi_size_problems(ok, column: str, x: str = "size", catalog=None) -> list:
     """Problems with a finite ``column`` at two or more values of ``x``, in catalog order."""
     out = []
-    for p in problem_order(ok["problem"]):
+    for p in problem_order(ok["problem"], catalog):
         sub = ok[(ok["problem"] == p) & ok[column].notna()]
         if sub[x].nunique() >= 2:
             out.append(p)
     return out
 
 
-def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x: str = "size"):
-    for b in backend_order(sub["backend"]):
+def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x: str = "size",
+                      catalog=None):
+    for b in backend_order(sub["backend"], catalog):
         rows = sub[(sub["backend"] == b) & sub[column].notna()].sort_values(x)
         rows = rows[rows[column] > 0]
         if rows.empty:
@@ -106,31 +117,19 @@ def _lines_by_backend(ax, sub, column: str, handles: dict, scale: float = 1.0, x
         fam = rows["family"].iloc[0]
         label = method_label(b, rows["device"] if "device" in rows else ())   # "jax-jit (gpu)"
         (line,) = ax.plot(rows[x].astype(float), rows[column] * scale, label=label,
-                          **backend_style(b, fam))
+                          **backend_style(b, fam, catalog))
         handles.setdefault(label, line)
 
 
-def _tick_seconds(v) -> str:
-    if v >= 1000:
-        return f"{v:,.0f} s"
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if v >= scale * 0.999 or unit == "ns":
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:g} s"
-
-
 def _tick_bytes(v) -> str:
-    for unit, scale in (("GiB", 2.0 ** 30), ("MiB", 2.0 ** 20), ("KiB", 2.0 ** 10)):
-        if v >= scale:
-            return f"{v / scale:.3g} {unit}"
-    return f"{v:.3g} B"
+    return fmt_bytes(v, digits=3)
 
 
 def _tick_plain(v) -> str:
     return f"{v:,.0f}" if v >= 1 else f"{v:g}"
 
 
-_TICKS = {"seconds": _tick_seconds, "bytes": _tick_bytes, "plain": _tick_plain}
+_TICKS = {"seconds": fmt_seconds, "bytes": _tick_bytes, "plain": _tick_plain}
 
 
 def log_axis(ax, kind: str = "plain", axis: str = "y"):
@@ -162,13 +161,13 @@ def log_axis(ax, kind: str = "plain", axis: str = "y"):
 # --------------------------------------------------------------------------- accuracy
 
 @_safe
-def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
+def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip", catalog=None):
     """Error of every method on every problem (worst over sizes), log scale."""
     ok = ok[ok[column].notna()]
     if ok.empty:
         return None
-    problems = problem_order(ok["problem"])
-    backends = backend_order(ok["backend"])
+    problems = problem_order(ok["problem"], catalog)
+    backends = backend_order(ok["backend"], catalog)
     worst = ok.groupby(["problem", "backend"], sort=False)[column].max()
     fams = ok.groupby("backend")["family"].first()
     with style():
@@ -184,7 +183,7 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
         floor = min(values) / 30 if values else ZERO_FLOOR
         floor = min(floor, 1e-17)
         for j, b in enumerate(backends):
-            st = backend_style(b, fams.get(b))
+            st = backend_style(b, fams.get(b), catalog)
             xs, ys, zx = [], [], []
             for i, p in enumerate(problems):
                 v = worst.get((p, b))
@@ -224,13 +223,13 @@ def accuracy_strip(ok, column: str = "error_rho", key: str = "accuracy-strip"):
 
 
 @_safe
-def fd_step_vplot(frame, key: str = "fd-steps"):
+def fd_step_vplot(frame, key: str = "fd-steps", catalog=None):
     """The fd_steps study: error against step size, one panel per dtype."""
     if frame is None or frame.empty or "rel_error" not in frame:
         return None
     dtypes = [d for d in ("float64", "float32") if d in set(frame["dtype"])]
     dtypes += sorted(set(frame["dtype"]) - set(dtypes))
-    methods = backend_order(frame["method"])
+    methods = list(dict.fromkeys(frame["method"]))          # the study's order
     with style():
         fig, axes = _figure(len(dtypes), panel_w=4.6, panel_h=3.3, ncols_max=2)
         handles = {}
@@ -293,10 +292,10 @@ def fd_step_vplot(frame, key: str = "fd-steps"):
 @_safe
 def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
                  key: str = "time-vs-size", size_labels: dict | None = None, kind: str = "seconds",
-                 x: str = "size"):
+                 x: str = "size", catalog=None):
     """One panel per problem measured at two or more values of ``x`` (the problem's
     ``size``, or ``n_inputs``: the differentiated scalars), ``column`` per method, log-log."""
-    problems = _multi_size_problems(ok, column, x)
+    problems = _multi_size_problems(ok, column, x, catalog)
     if not problems:
         return None
     with style():
@@ -304,7 +303,7 @@ def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
         handles = {}
         for ax, p in zip(axes, problems):
             sub = ok[ok["problem"] == p]
-            _lines_by_backend(ax, sub, column, handles, x=x)
+            _lines_by_backend(ax, sub, column, handles, x=x, catalog=catalog)
             _size_axis(ax, sub[x].dropna(), (size_labels or {}).get(p, x))
             log_axis(ax, kind)
             ax.set_title(p)
@@ -314,12 +313,12 @@ def time_vs_size(ok, column: str = "gradient_s", ylabel: str = "gradient time",
 
 
 @_safe
-def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = None):
+def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = None, catalog=None):
     """gradient time / function time per backend, with the cheap-gradient band."""
-    problems = _multi_size_problems(ok, "ratio")
+    problems = _multi_size_problems(ok, "ratio", catalog=catalog)
     if not problems:
         return None
-    backends = backend_order(ok[ok["problem"].isin(problems)]["backend"])
+    backends = backend_order(ok[ok["problem"].isin(problems)]["backend"], catalog)
     with style():
         fig, axes = _figure(len(problems), panel_h=2.7)
         handles = {}
@@ -342,7 +341,7 @@ def ratio_vs_size(ok, key: str = "ratio-vs-size", size_labels: dict | None = Non
 
 
 @_safe
-def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
+def cost_of_calls(rows, title: str, key: str = "cost-of-calls", catalog=None):
     """Total time of N gradient calls, prepare + N × per-call, for each method of ``rows``
     (columns ``backend``, ``family``, ``prepare_s``, ``gradient_s``); crossings are the
     break-even points."""
@@ -359,7 +358,7 @@ def cost_of_calls(rows, title: str, key: str = "cost-of-calls"):
         handles = {}
         for _, r in rows.iterrows():
             b = r["backend"]
-            st = backend_style(b, r["family"])
+            st = backend_style(b, r["family"], catalog)
             (line,) = ax.plot(n, r["prepare_s"] + n * r["gradient_s"], color=st["color"],
                               linestyle=st["linestyle"], marker=st["marker"], markevery=[0, -1])
             handles.setdefault(b, line)
@@ -431,10 +430,11 @@ def prepare_vs_evaluate(rows, title: str, key: str = "prepare-vs-evaluate"):
 # --------------------------------------------------------------------------- memory
 
 @_safe
-def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | None = None):
+def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | None = None,
+                       catalog=None):
     """The engine's saved-graph bytes against size, one line per problem."""
     sub = ok[(ok["backend"] == "engine") & ok["saved_graph_bytes"].notna()]
-    problems = [p for p in problem_order(sub["problem"]) if sub[sub["problem"] == p]["size"].nunique() >= 2]
+    problems = [p for p in problem_order(sub["problem"], catalog) if sub[sub["problem"] == p]["size"].nunique() >= 2]
     if not problems:
         return None
     from matplotlib import colormaps
@@ -461,7 +461,7 @@ def engine_saved_bytes(ok, key: str = "saved-graph-bytes", size_labels: dict | N
 
 
 @_safe
-def expression_swell(frame, key: str = "expression-swell"):
+def expression_swell(frame, key: str = "expression-swell", catalog=None):
     """SymPy's derivative size with and without CSE against the engine's graph, per k."""
     if frame is None or frame.empty or "k" not in frame:
         return None
@@ -494,11 +494,12 @@ def expression_swell(frame, key: str = "expression-swell"):
 
 
 @_safe
-def float_dtype_bars(table, key: str = "float32-vs-float64"):
-    """Best error per method in float64 and float32 (``table``: method, dtype, best_error)."""
-    if table is None or table.empty:
+def float_dtype_bars(table, key: str = "float32-vs-float64", catalog=None):
+    """Best error per method in float64 and float32 (``table``: method, dtype, best_error);
+    None without float32 rows."""
+    if table is None or table.empty or "float32" not in set(table["dtype"]):
         return None
-    methods = backend_order(table["method"])
+    methods = list(dict.fromkeys(table["method"]))          # the study's order
     dtypes = [d for d in ("float64", "float32") if d in set(table["dtype"])]
     with style():
         from matplotlib.figure import Figure
@@ -532,16 +533,16 @@ def _columns(frame, column: str):
 
 
 @_safe
-def peak_memory(ok, key: str = "peak-memory", size_labels: dict | None = None):
+def peak_memory(ok, key: str = "peak-memory", size_labels: dict | None = None, catalog=None):
     return time_vs_size(ok, column="peak_bytes", ylabel="peak memory of one gradient", key=key,
-                        size_labels=size_labels, kind="bytes")
+                        size_labels=size_labels, kind="bytes", catalog=catalog)
 
 
 @_safe
-def saved_bytes_vs_batch(totals, key: str = "saved-bytes"):
+def saved_bytes_vs_batch(totals, key: str = "saved-bytes", catalog=None):
     """The saved_bytes study: the graph's saved bytes and the parameters' bytes against the
     batch size, one panel per model; the engine solid, PyTorch dashed (``totals``: the study's
-    :func:`diffcompare.studies.saved_bytes.totals`)."""
+    recorded ``saved-bytes`` figure, :func:`diffcompare.studies.saved_bytes.totals`)."""
     if totals is None or totals.empty or totals["batch"].nunique() < 2:
         return None
     models = list(dict.fromkeys(totals["model"]))
@@ -570,3 +571,20 @@ def saved_bytes_vs_batch(totals, key: str = "saved-bytes"):
             ax.set_title(model.replace("seed", "seed "), fontsize="medium")
         _legend(fig, handles, ncol=3)
         return figure_svg(fig, key, totals)
+
+
+#: The plots a study's figure may name (``View.plot``, :mod:`diffcompare.studies.common`):
+#: each draws the figure's recorded rows, ``plot(frame, key=..., catalog=...) -> SVG or None``.
+PLOTS = {"fd_steps": fd_step_vplot, "float_dtype_bars": float_dtype_bars,
+         "expression_swell": expression_swell, "saved_bytes_vs_batch": saved_bytes_vs_batch}
+
+
+def study_figure(view, catalog: dict | None = None):
+    """The SVG of a study's recorded figure (``view``: a
+    :class:`~diffcompare.results.studies.RecordedView`); None when it has no rows to draw.
+    A figure naming a plot this version does not have is a ``KeyError`` saying so."""
+    if view.plot not in PLOTS:
+        raise KeyError(f"the study's figure {view.key!r} asks for plot {view.plot!r}, which this "
+                       f"version of the report does not have (it has {', '.join(PLOTS)})")
+    return PLOTS[view.plot](view.frame, key=view.key, catalog=catalog)
+

@@ -67,11 +67,19 @@ class Results:
 
     @property
     def problems(self) -> list:
-        return problem_order(self.cells["problem"])
+        return self.problem_order(self.cells["problem"])
 
     @property
     def backends(self) -> list:
-        return backend_order(self.cells["backend"])
+        return self.backend_order(self.cells["backend"])
+
+    def problem_order(self, names) -> list:
+        """``names`` in the order this run listed its problems (:func:`.cells.problem_order`)."""
+        return problem_order(names, self.catalog)
+
+    def backend_order(self, names) -> list:
+        """``names`` in the order this run listed its methods (:func:`.cells.backend_order`)."""
+        return backend_order(names, self.catalog)
 
     def problem_info(self, name: str) -> dict:
         """Description, tags, size meaning, smoothness of ``name``, from this folder first."""
@@ -80,11 +88,11 @@ class Results:
     def ok(self, dtype: str | None = "float64"):
         """Ok cells (of ``dtype``, all dtypes with None), medians over seeds."""
         cells = self.cells if dtype is None else self.cells[self.cells["dtype"] == dtype]
-        return median_over_seeds(cells)
+        return median_over_seeds(cells, self.catalog)
 
     def operators(self):
         """The derivative operators measured beyond the gradient (:func:`.cells.operators_table`)."""
-        return operators_table(self.rows)
+        return operators_table(self.rows, self.catalog)
 
     def winners(self, **kwargs):
         """:func:`.winners.winners` over this folder's cells."""

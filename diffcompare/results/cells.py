@@ -130,65 +130,39 @@ _NUMERIC = ("prepare_s", "function_s", "gradient_s", "gradient_iqr_s", "gradient
 
 # --------------------------------------------------------------------------- names
 
-def _registry_backends() -> list:
-    try:
-        from .. import backends
-        return backends.names()
-    except Exception:                       # pragma: no cover - the package is broken
-        return []
-
-
-def _registry_problems() -> list:
-    try:
-        from .. import problems
-        return [p.name for p in problems.all_problems()]
-    except Exception:                       # pragma: no cover
-        return []
-
-
 def _ordered(names, known) -> list:
     names = list(dict.fromkeys(str(n) for n in names if n is not None))
     rank = {n: i for i, n in enumerate(known)}
-    return sorted(names, key=lambda n: (rank.get(n, len(rank)), n))
+    return sorted(names, key=lambda n: rank.get(n, len(rank)))      # stable: the rest as given
 
 
-def backend_order(names) -> list:
-    """``names`` (deduplicated) in the registry's order, unknown ones after, alphabetically."""
-    return _ordered(names, _registry_backends())
+def backend_order(names, catalog: dict | None = None) -> list:
+    """``names`` (deduplicated) in the order the run listed its methods (``catalog.json``),
+    unknown ones after, in the order given."""
+    return _ordered(names, (catalog or {}).get("backends") or ())
 
 
-def problem_order(names) -> list:
-    """``names`` in the catalog's order (unknown ones after, alphabetically)."""
-    return _ordered(names, _registry_problems())
+def problem_order(names, catalog: dict | None = None) -> list:
+    """``names`` in the order the run listed its problems (``catalog.json``), unknown ones
+    after, in the order given."""
+    return _ordered(names, (catalog or {}).get("problems") or ())
 
 
 def problem_info(name: str, catalog: dict | None = None) -> dict:
-    """Description, tags, size meaning and smoothness of problem ``name``: from the results
-    folder's ``catalog`` when it has it, else from the live registry (``{}`` if unknown)."""
-    stored = ((catalog or {}).get("problems") or {}).get(name)
-    if stored:
-        return dict(stored)
-    try:
-        from .. import problems
-
-        from .catalog import describe_problem
-        return describe_problem(problems.get(name))
-    except Exception:
-        return {}
+    """Description, tags, size meaning and smoothness of problem ``name`` as the results
+    folder's ``catalog`` stores it (``{}`` where it does not: a folder from before
+    ``catalog.json``, or a problem it does not list)."""
+    return dict(((catalog or {}).get("problems") or {}).get(name) or {})
 
 
 def backend_fact(backend, key: str, catalog: dict | None = None):
-    """``key`` of :func:`~diffcompare.results.catalog.describe_backend` for ``backend``: from
-    ``catalog`` when it stores it, else from the registry (older folders lack some keys)."""
-    stored = ((catalog or {}).get("backends") or {}).get(str(backend))
-    if stored and stored.get(key) is not None:
-        return stored[key]
-    from .catalog import describe_backend
-    return describe_backend(str(backend)).get(key)
+    """``key`` of :func:`~diffcompare.results.catalog.describe_backend` for ``backend`` as
+    ``catalog`` stores it; None where it does not (older folders lack some keys)."""
+    return (((catalog or {}).get("backends") or {}).get(str(backend)) or {}).get(key)
 
 
 def family_of(backend, catalog: dict | None = None) -> str:
-    """The family of ``backend``: from ``catalog``, else the registry, else ``"unknown"``."""
+    """The family of ``backend`` from ``catalog``, else ``"unknown"``."""
     return backend_fact(backend, "family", catalog) or "unknown"
 
 
@@ -260,7 +234,7 @@ def cells_table(rows, catalog: dict | None = None):
     table["mode"] = table["backend"].map(modes)
     table["ratio"] = table["gradient_s"] / table["function_s"]
     table["timing_flags"] = timing_flags(table)
-    return sort_cells(table)
+    return sort_cells(table, catalog)
 
 
 def _timing_conditions(rows):
@@ -328,7 +302,7 @@ _FROM_EXTRA = ("how", "prepare_s", "colours", "colour_lower_bound", "passes", "p
                "mode", "detect_s", "colour_s", "conservative")
 
 
-def operators_table(rows):
+def operators_table(rows, catalog: dict | None = None):
     """One row per derivative operator measured in a finished cell (``OPERATOR_PHASES``),
     columns ``OPERATORS_TABLE_DOCS``: status and reason, how, prepare apart from evaluate,
     the evaluation beside the cell's gradient (``ratio``), memory, error and reference, and
@@ -359,7 +333,7 @@ def operators_table(rows):
               "colour_s", "colours", "colour_lower_bound", "passes", "pattern_nnz"):
         table[c] = pd.to_numeric(table[c], errors="coerce").astype("float64")
     table["ratio"] = table["evaluate_s"] / table["gradient_s"]
-    table = sort_cells(table[OPERATORS_TABLE_COLUMNS].copy()) if len(table) else table
+    table = sort_cells(table[OPERATORS_TABLE_COLUMNS].copy(), catalog) if len(table) else table
     return table[OPERATORS_TABLE_COLUMNS].reset_index(drop=True)
 
 
@@ -373,19 +347,20 @@ def _sample_quartiles(samples) -> tuple:
     return stats.q1, stats.q3
 
 
-def sort_cells(table):
-    """Cells in catalog order of problems and registry order of backends, then size, seed, dtype."""
+def sort_cells(table, catalog: dict | None = None):
+    """Cells in the run's order of problems and of backends (``catalog``), then size, seed, dtype."""
     if table.empty:
         return table.reset_index(drop=True)
-    p_rank = {p: i for i, p in enumerate(problem_order(table["problem"]))}
-    b_rank = {b: i for i, b in enumerate(backend_order(table["backend"]))}
+    p_rank = {p: i for i, p in enumerate(problem_order(table["problem"], catalog))}
+    b_rank = {b: i for i, b in enumerate(backend_order(table["backend"], catalog))}
     key = table.assign(_p=table["problem"].map(p_rank), _b=table["backend"].map(b_rank))
     key = key.sort_values(["_p", "size", "seed", "dtype", "_b"], kind="mergesort")
     return key.drop(columns=["_p", "_b"]).reset_index(drop=True)
 
 
-def median_over_seeds(cells):
-    """Ok cells averaged over seeds: one row per (problem, size, backend, dtype), medians."""
+def median_over_seeds(cells, catalog: dict | None = None):
+    """Ok cells averaged over seeds: one row per (problem, size, backend, dtype), medians, in
+    the run's order (``catalog``)."""
     ok = cells[cells["status"] == "ok"]
     if ok.empty:
         return ok.drop(columns=["seed"])
@@ -396,7 +371,7 @@ def median_over_seeds(cells):
     if "timing_flags" in agg:                                # every seed's reasons
         agg["timing_flags"] = _joined_flags
     out = ok.groupby(keys, as_index=False, sort=False, dropna=False).agg(agg)
-    return sort_cells(out.assign(seed=0)).drop(columns=["seed"])
+    return sort_cells(out.assign(seed=0), catalog).drop(columns=["seed"])
 
 
 # --------------------------------------------------------------------------- documentation

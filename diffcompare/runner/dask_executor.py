@@ -28,7 +28,7 @@ run stopped at any point resumes like a local one (with either executor).
   whole group comes back, and appends are idempotent per cell, so nothing is lost or
   written twice.
 - **Provenance.** Every row records its ``executor`` (``"dask"``) and the ``host``
-  whose worker measured it; :func:`diffcompare.runner.provenance.mixed_hosts_message`
+  whose worker measured it; :func:`diffcompare.results.provenance.mixed_hosts_message`
   says when timings come from more than one host.
 - Problem modules and cell functions named by path must exist at the same path on
   every worker host (a shared file system), and the workers need diffcompare installed.

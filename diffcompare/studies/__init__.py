@@ -4,16 +4,22 @@ Every study is a module with ``NAME``, ``TITLE``, ``EXPECTED`` (the textbook exp
 paragraph) and ``check(frame) -> list[Finding]``, plus either
 
 - ``run(out_dir, quick=False) -> DataFrame``: it computes its own tidy rows (``fd_steps``,
-  ``expression_swell``, ``kinks``), or
+  ``expression_swell``, ``kinks``, ``saved_bytes``, ``seeds``; a study may also write
+  ``<out_dir>/studies/<name>.json``, data beyond a table, as ``seeds`` does), or
 - ``analyze(results) -> DataFrame``: it derives its rows from a suite's grid results
   (``scaling``, ``breakeven``, ``accuracy``; see :mod:`diffcompare.results.schema`).
+
+and, optionally, ``FIGURES`` and ``TABLES``: the figures (each naming the report's plot that
+draws it) and derived tables it shows, as :class:`~diffcompare.studies.common.View`; the run
+records each view's rows (``<name>.<key>.csv``) and its declaration (the findings record's
+``figures`` / ``tables``), and the report draws them from the folder alone.
 
 ``run_study(name, out_dir)`` writes ``<out_dir>/studies/<name>.csv`` (the rows) and
 ``<out_dir>/studies/<name>.findings.json`` (the expectation, every finding and a status):
 
 >>> from diffcompare import studies
 >>> sorted(studies.STUDIES)
-['accuracy', 'breakeven', 'expression_swell', 'fd_steps', 'kinks', 'saved_bytes', 'scaling']
+['accuracy', 'breakeven', 'expression_swell', 'fd_steps', 'kinks', 'saved_bytes', 'scaling', 'seeds']
 >>> outcome = studies.run_study("fd_steps", "results/x")            # doctest: +SKIP
 >>> outcome.status, [str(f) for f in outcome.findings][:1]          # doctest: +SKIP
 ('ok', ['[holds] fd-forward float64 minimum: expected ...'])
@@ -36,14 +42,14 @@ import time
 import traceback
 from pathlib import Path
 
-from . import accuracy, breakeven, expression_swell, fd_steps, kinks, saved_bytes, scaling
+from . import accuracy, breakeven, expression_swell, fd_steps, kinks, saved_bytes, scaling, seeds
 from ..results.jsonio import dumps, now_iso
 from ..results.schema import FAULT_STATUSES, STUDY_STATUSES
-from ..results.studies import STUDIES_DIR, read_record, read_records, study_paths
-from .common import Finding
+from ..results.studies import STUDIES_DIR, read_record, read_records, study_paths, view_path
+from .common import Finding, View
 
 STUDIES = {m.NAME: m for m in (fd_steps, expression_swell, scaling, breakeven, accuracy, kinks,
-                                   saved_bytes)}
+                                   saved_bytes, seeds)}
 
 #: What a study's status means (in ``<name>.findings.json``): defined by the results layer.
 STATUSES = STUDY_STATUSES
@@ -125,11 +131,29 @@ def run_study(name: str, out_dir, results_df=None, quick: bool = False) -> Study
                      message=f"{type(exc).__name__}: {exc}\n{_tail(traceback.format_exc())}")
         raise
     frame.to_csv(csv_path, index=False)
+    views = record_views(out_dir, name, study, frame)
     status = status_of(findings)
     wall_s = time.perf_counter() - started
     write_record(out_dir, name, status=status, findings=findings, rows=len(frame), wall_s=wall_s,
-                 quick=quick, csv=csv_path.name)
+                 quick=quick, csv=csv_path.name, **views)
     return StudyOutcome(name, status, frame, findings, csv_path, findings_path, wall_s)
+
+
+def record_views(out_dir, name: str, study, frame) -> dict:
+    """Write the rows of each of ``study``'s ``FIGURES`` and ``TABLES`` to
+    ``<out_dir>/studies/<name>.<key>.csv`` (a view without ``data`` reads the study's own
+    ``<name>.csv``) and return their declarations, for the findings
+    record: ``{"figures": [{"key", "plot", "caption", "csv"}], "tables": [...]}``."""
+    out = {}
+    for kind, views in (("figures", getattr(study, "FIGURES", ())), ("tables", getattr(study, "TABLES", ()))):
+        out[kind] = []
+        for view in views:                 # a view of the rows as they are: the study's CSV
+            path = view_path(out_dir, name, view.key) if view.data else study_paths(out_dir, name)[0]
+            if view.data:
+                view.rows(frame).to_csv(path, index=False)
+            out[kind].append({"key": view.key, "plot": view.plot, "caption": view.caption,
+                              "csv": path.name})
+    return out
 
 
 def write_record(out_dir, name: str, status: str, findings=(), message=None, **extra) -> Path:
@@ -157,5 +181,5 @@ def _tail(text: str, max_chars: int = 3000) -> str:
     return text.strip()[-max_chars:]
 
 
-__all__ = ["STUDIES", "STATUSES", "FAILED_STATUSES", "STUDIES_DIR", "Finding", "StudyOutcome", "get", "kind", "run_study",
-           "write_record", "read_record", "read_records", "status_of", "study_paths"]
+__all__ = ["STUDIES", "STATUSES", "FAILED_STATUSES", "STUDIES_DIR", "Finding", "View", "StudyOutcome", "get", "kind",
+           "run_study", "record_views", "write_record", "read_record", "read_records", "status_of", "study_paths"]

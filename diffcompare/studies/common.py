@@ -1,4 +1,5 @@
-"""What every study shares: ``Finding``, the grid's cells table, slopes and number formatting.
+"""What every study shares: ``Finding``, ``View`` (a declared figure or table), the grid's cells
+table, slopes and number formatting.
 
 A ``Finding`` states one textbook expectation, the number measured, and whether the
 expectation holds (``ok=None``: the study had no data to measure it, e.g. a backend
@@ -42,6 +43,26 @@ class Finding:
     def __str__(self):
         mark = {True: "holds", False: "FAILS", None: "no data"}[self.ok]
         return f"[{mark}] {self.name}: expected {self.expected}; measured {self.measured}"
+
+
+@dataclasses.dataclass(frozen=True)
+class View:
+    """A figure or a table a study declares (``FIGURES`` / ``TABLES``): what the report shows
+    of it, recorded by the run so the report only reads it.
+
+    ``key``: its name (the file ``studies/<study>.<key>.csv``); ``data``: ``frame ->
+    DataFrame``, the rows it shows, computed from the study's rows when the study runs (None:
+    the study's rows as they are); ``plot``: for a figure, the name of the report's plot that
+    draws it (:data:`diffcompare.report.plots.PLOTS`); ``caption``: what it shows.
+    """
+
+    key: str
+    caption: str = ""
+    plot: str | None = None
+    data: object = None
+
+    def rows(self, frame):
+        return frame if self.data is None else self.data(frame)
 
 
 def no_data(name: str, expected: str, why: str) -> Finding:

@@ -34,10 +34,13 @@ import time
 
 import numpy as np
 
-from .common import Finding, fmt, loglog_slope, no_data
+from .common import Finding, View, fmt, loglog_slope, no_data
 
 NAME = "expression_swell"
 TITLE = "Expression swell: symbolic derivatives of a loop, with and without CSE"
+#: What the report shows of this study (recorded with it: :func:`diffcompare.studies.record_views`).
+FIGURES = (View("expression-swell", "Size of d x_k / d x₀ against k: SymPy operations without and with "
+                "CSE, the engine's node count and saved bytes (log scale).", plot="expression_swell"),)
 EXPECTED = (
     "Differentiating k steps of the logistic map symbolically, without sharing, copies "
     "x_j into both factors of x_{j+1} at every step, so the derivative's operation count "

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .common import Finding, fmt, high_precision_derivatives, no_data, within_decade
+from .common import Finding, View, fmt, high_precision_derivatives, no_data, within_decade
 
 NAME = "fd_steps"
 TITLE = "Finite differences: error versus step size"
@@ -145,6 +145,19 @@ def v_bottoms(df):
         rows.append({"method": method, "dtype": dtype, "h": h, "error": e,
                      "least_h": float(curve.loc[i, "h"]), "least_error": float(curve.loc[i, "rel_error"])})
     return pd.DataFrame(rows, columns=["method", "dtype", "h", "error", "least_h", "least_error"])
+
+
+def bars(df):
+    """The float32-against-float64 figure's rows: each curve's V bottom (:func:`v_bottoms`),
+    ``method, dtype, h, best_error``."""
+    return v_bottoms(df).rename(columns={"error": "best_error"})
+
+
+#: What the report shows of this study (recorded with it: :func:`diffcompare.studies.record_views`).
+FIGURES = (View("fd-steps", "Relative error against step h, float64 (left) and float32 (right).",
+                plot="fd_steps"),
+           View("float32-vs-float64", "Smallest error each finite-difference method reaches over all "
+                "steps, per dtype (fd_steps study).", plot="float_dtype_bars", data=bars))
 
 
 def _error_at(curve, h):

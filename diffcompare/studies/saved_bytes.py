@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import Finding, fmt, no_data
+from ..units import fmt_bytes
+from .common import Finding, View, fmt, no_data
 
 NAME = "saved_bytes"
 TITLE = "How much the graph keeps as the batch grows"
@@ -172,11 +173,6 @@ def per_sample(df, model: str, library: str):
     return out.reset_index()
 
 
-def _b(n) -> str:
-    n = float(n)
-    return f"{n:g} B"
-
-
 def sentence(df, model: str, library: str = "engine") -> str:
     """The answer the thread wanted, from the rows: which tensors the graph keeps for each
     sample, and what stays constant."""
@@ -186,21 +182,52 @@ def sentence(df, model: str, library: str = "engine") -> str:
     if ps.empty or tot.empty:
         return f"No {library} rows for {model}."
     fit = _affine(tot["batch"], tot["saved_bytes"])
-    grows = [f"{r.node} {r.tensor} {_b(r.per_sample)}" + (" (the same memory as an earlier node's, counted once)"
+    grows = [f"{r.node} {r.tensor} {fmt_bytes(r.per_sample)}" + (" (the same memory as an earlier node's, counted once)"
                                                           if r.shared else "")
              for r in ps.itertuples() if r.per_sample > 0]
-    const = [f"{r.node} {r.tensor} {_b(r.constant)}" + (" (a parameter)" if r.parameter else "")
+    const = [f"{r.node} {r.tensor} {fmt_bytes(r.constant)}" + (" (a parameter)" if r.parameter else "")
              for r in ps.itertuples() if r.per_sample == 0]
     params = tot["parameter_bytes"].iloc[0]
     who = {"engine": "the engine", "torch": "PyTorch"}.get(library, library)
     text = (f"{DESCRIPTION.get(model, model)} on {who}: yes, every sample's tensors are saved — "
-            f"the graph keeps {_b(fit[0])} per sample ({'; '.join(grows) or 'nothing'})")
-    text += (f", plus {_b(fit[1])} whatever the batch ({'; '.join(const)})" if const else
+            f"the graph keeps {fmt_bytes(fit[0])} per sample ({'; '.join(grows) or 'nothing'})")
+    text += (f", plus {fmt_bytes(fit[1])} whatever the batch ({'; '.join(const)})" if const else
              ", and nothing whatever the batch")
     share = tot.sort_values("batch")["parameter_share"]
-    text += (f". The parameters hold {_b(params)} at every batch size: {share.iloc[0]:.0%} of saved + parameter "
+    text += (f". The parameters hold {fmt_bytes(params)} at every batch size: {share.iloc[0]:.0%} of saved + parameter "
              f"bytes at batch {int(tot['batch'].min())}, {share.iloc[-1]:.1%} at batch {int(tot['batch'].max())}.")
     return text
+
+
+def per_sample_all(df):
+    """:func:`per_sample` of every model and library, with ``model`` and ``library`` columns."""
+    import pandas as pd
+
+    parts = [per_sample(df, m, lib).assign(model=m, library=lib)
+             for m in dict.fromkeys(df["model"]) for lib in ("engine", "torch")
+             if lib in set(df["library"])]
+    parts = [x for x in parts if len(x)]
+    columns = ["model", "library", "node_index", "node", "tensor", "per_sample", "constant", "shared",
+               "parameter"]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
+
+
+def answers(df):
+    """The thread's answer per model (:func:`sentence`, the engine's; else the first library's):
+    ``model, library, text``."""
+    import pandas as pd
+
+    libraries = [lib for lib in ("engine", "torch") if lib in set(df["library"])]
+    return pd.DataFrame([{"model": m, "library": libraries[0], "text": sentence(df, m, libraries[0])}
+                         for m in dict.fromkeys(df["model"])] if libraries else [],
+                        columns=["model", "library", "text"])
+
+
+#: What the report shows of this study (recorded with it: :func:`diffcompare.studies.record_views`).
+FIGURES = (View("saved-bytes", "Bytes the graph saves for backward and the parameters' bytes against the "
+                "batch size (log-log), per seed model; the engine solid, PyTorch dashed.",
+                plot="saved_bytes_vs_batch", data=totals),)
+TABLES = (View("answers", data=answers), View("per-sample", data=per_sample_all))
 
 
 def _affine(batch, nbytes):

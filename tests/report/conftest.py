@@ -17,8 +17,16 @@ import fake_results
 REPO = Path(__file__).resolve().parents[2]
 
 #: Studies that are fast enough for a test run (seconds), with their quick flag.
-SMOKE_STUDIES = (("fd_steps", True), ("expression_swell", True), ("breakeven", False),
+SMOKE_STUDIES = (("fd_steps", True), ("expression_swell", True), ("seeds", True), ("breakeven", False),
                  ("scaling", False), ("accuracy", False))
+
+
+@pytest.fixture(scope="session")
+def seed_record():
+    """What the seed study records (``studies/seeds.json``), made once per session."""
+    from diffcompare.studies import seeds
+
+    return seeds.record()
 
 
 @pytest.fixture
@@ -34,7 +42,7 @@ def _shared_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def smoke_results(tmp_path_factory):
     """A real results folder: the smoke suite (rosenbrock at two sizes through the engine,
-    central differences and SymPy) plus the fd_steps, expression_swell, breakeven, scaling
+    central differences and SymPy) plus the fd_steps, expression_swell, seeds, breakeven, scaling
     and accuracy studies."""
     from diffcompare import studies
     from diffcompare.runner import run_suite

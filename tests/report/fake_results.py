@@ -104,9 +104,16 @@ def catalog_json() -> dict:
     """What the runner stores about the run's problems, methods and planned cells."""
     planned = [[block["problems"][0], size, 0, b, "float64"]
                for block in run_json()["suite"]["grid"] for size in block["sizes"] for b in block["backends"]]
-    return {"problems": {EVIL_PROBLEM: {"description": "evil <b>problem</b>", "tags": ["smooth"],
+    from diffcompare.results.catalog import describe_backend, describe_problem
+    from diffcompare import problems
+
+    # the run's order: rosenbrock first; the evil backend is not described (unknown: last)
+    return {"problems": {CATALOG_PROBLEM: describe_problem(problems.get(CATALOG_PROBLEM)),
+                         EVIL_PROBLEM: {"description": "evil <b>problem</b>", "tags": ["smooth"],
                                         "size_meaning": "n", "smooth": True, "sizes": [4, 16, 64]}},
-            "backends": {}, "planned_cells": planned}
+            "backends": {b: describe_backend(b) for b in ("engine", "sympy", "fd-central", "jax-jit",
+                                                          "torch", "engine-jvp")},
+            "planned_cells": planned}
 
 
 def fd_steps_rows() -> list:
@@ -138,10 +145,13 @@ def write(folder) -> Path:
             f.write(json.dumps(r) + "\n")
     (folder / "run.json").write_text(json.dumps(run_json(), indent=2), encoding="utf-8")
     (folder / "catalog.json").write_text(json.dumps(catalog_json(), indent=2), encoding="utf-8")
-    pd.DataFrame(fd_steps_rows()).to_csv(folder / "studies" / "fd_steps.csv", index=False)
+    from diffcompare.studies import fd_steps, record_views
+
+    frame = pd.DataFrame(fd_steps_rows())
+    frame.to_csv(folder / "studies" / "fd_steps.csv", index=False)
     (folder / "studies" / "fd_steps.findings.json").write_text(json.dumps({
         "study": "fd_steps", "title": "FD <steps>", "kind": "run", "expected": "a V <shape>",
-        "status": "checks-failed", "message": None,
+        "status": "checks-failed", "message": None, **record_views(folder, "fd_steps", fd_steps, frame),
         "findings": [{"name": "forward <min>", "expected": "1e-8 <x>", "measured": "2e-8 <y>", "ok": True},
                      {"name": "central", "expected": "1e-10", "measured": "1e-6 <bad>", "ok": False},
                      {"name": "float32", "expected": "worse", "measured": "no data: <none>", "ok": None}],

@@ -10,7 +10,8 @@ def _frame():
         # engine on gmm: size 25 is closer to its bound (ratio 0.5) than size 5 (0.1)
         dict(problem="gmm", size=5, backend="engine", checked=True, error_rho=1e-13, bound=1e-12, within=True),
         dict(problem="gmm", size=25, backend="engine", checked=True, error_rho=2e-12, bound=4e-12, within=True),
-        dict(problem="gmm", size=25, backend="manual", checked=True, error_rho=1e-6, bound=4e-12, within=False),
+        dict(problem="gmm", size=25, backend="manual", checked=True, error_rho=1e-6, bound=4e-12, within=False,
+             bound_basis="30 × rounding level 1.3e-13"),
         dict(problem="relu_kink", size=8, backend="engine", checked=False, error_rho=0.25, bound=float("nan"),
              within=float("nan")),
     ])
@@ -18,16 +19,20 @@ def _frame():
 
 def test_the_bound_shown_is_the_one_closest_to_being_exceeded():
     bounds = _bounds(_frame())
-    assert bounds == {("gmm", "engine"): (4e-12, True), ("gmm", "manual"): (4e-12, False)}
+    assert bounds == {("gmm", "engine"): (4e-12, True, None),
+                      ("gmm", "manual"): (4e-12, False, "30 × rounding level 1.3e-13")}
     assert ("relu_kink", "engine") not in bounds           # not judged: no bound to show
 
 
 def test_a_rho_above_its_bound_is_marked_outside():
-    assert "≤ 4.0e-12" in str(_bound_note((4e-12, True))) and "outside" not in str(_bound_note((4e-12, True)))
-    assert "outside" in str(_bound_note((4e-12, False)))
+    assert "≤ 4.0e-12" in str(_bound_note((4e-12, True, None))) and "outside" not in str(_bound_note((4e-12, True, None)))
+    assert "outside" in str(_bound_note((4e-12, False, None)))
+    assert 'title="30 × rounding level' in str(_bound_note((4e-12, True, "30 × rounding level 1.3e-13")))
     assert str(_bound_note(None)) == ""
 
 
 def test_a_csv_read_back_keeps_the_bounds(tmp_path):
     _frame().to_csv(tmp_path / "accuracy.csv", index=False)
-    assert _bounds(pd.read_csv(tmp_path / "accuracy.csv"))[("gmm", "manual")] == (4e-12, False)
+    bounds = _bounds(pd.read_csv(tmp_path / "accuracy.csv"))
+    assert bounds[("gmm", "manual")] == (4e-12, False, "30 × rounding level 1.3e-13")
+    assert bounds[("gmm", "engine")] == (4e-12, True, None)

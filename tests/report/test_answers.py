@@ -5,15 +5,24 @@ import pandas as pd
 
 from diffcompare.report.answers import answer_rows, tie_rules
 from diffcompare.report.sections import answers
-from diffcompare.results import winners
+from diffcompare.results import Study, winners
 
 
 class _Data:
+    catalog: dict = {}
+
     def __init__(self, frame):
         self.cells = frame
 
     def winners(self, **kw):
         return winners(self.cells, **kw)
+
+    def problem_info(self, name):
+        return {}
+
+    def study(self, name):
+        questions = {"000": "q0", "003": "q3", "sym": "symbolic?"}
+        return Study(name, None, None, data={"questions": questions} if name == "seeds" else None)
 
 
 def _rows():

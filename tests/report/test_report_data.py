@@ -57,7 +57,7 @@ def test_ok_takes_median_over_seeds_and_filters_dtype(loaded):
     assert set(loaded.ok("float32").dtype) == {"float32"}
 
 
-def test_orders_follow_the_registry(loaded):
+def test_orders_follow_the_catalog(loaded):
     assert loaded.backends[:3] == ["engine", "sympy", "fd-central"]
     assert loaded.backends[-1] == fake.EVIL_BACKEND          # unknown names last
     assert loaded.problems[0] == fake.CATALOG_PROBLEM        # catalog problems first

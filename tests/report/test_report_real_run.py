@@ -16,6 +16,7 @@ import pytest
 from chromium_driver import Browser, find_chromium
 
 from diffcompare.report import build_report
+from diffcompare.report.sections import PAGE
 
 SECTIONS = ("answers", "seeds", "overview", "accuracy", "speed", "operators", "memory", "environment")
 REPO = Path(__file__).resolve().parents[2]
@@ -24,6 +25,10 @@ REPO = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def smoke_report(smoke_results, tmp_path_factory):
     return build_report(smoke_results, tmp_path_factory.mktemp("report") / "smoke.html")
+
+
+def test_the_page_lists_its_sections_once():
+    assert tuple(sid for sid, _, _ in PAGE) == SECTIONS
 
 
 def test_report_of_a_real_run(smoke_report):

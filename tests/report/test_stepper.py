@@ -113,11 +113,11 @@ def test_a_node_with_several_outputs_is_named_by_all(lib):
 
 
 @pytest.fixture(scope="module")
-def demo_page(tmp_path_factory):
+def demo_page(tmp_path_factory, seed_record):
     from diffcompare.report.page import page
     from diffcompare.report.sections import seeds as seed_section
 
-    text = page("steppers", "", [seed_section.build()], "")
+    text = page("steppers", "", [seed_section.build(record=seed_record)], "")
     path = tmp_path_factory.mktemp("stepper") / "index.html"
     path.write_text(text, encoding="utf-8")
     return path

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from diffcompare.runner.provenance import mixed_hosts_message
+from diffcompare.results.provenance import mixed_hosts_message
 from diffcompare.results.folder import load_results
 from diffcompare.results.schema import make_row
 

@@ -31,7 +31,7 @@ RUNNER_PROBLEMS = str(REPO / "tests" / "runner" / "problems_for_tests.py")
 
 def test_registry():
     assert set(studies.STUDIES) == {"fd_steps", "expression_swell", "scaling", "breakeven", "accuracy", "kinks",
-                                    "saved_bytes"}
+                                    "saved_bytes", "seeds"}
     for name, module in studies.STUDIES.items():
         assert module.NAME == name and module.TITLE and len(module.EXPECTED) > 100
         assert callable(module.check) and (hasattr(module, "run") != hasattr(module, "analyze"))

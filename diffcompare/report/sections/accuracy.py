@@ -5,28 +5,27 @@ from __future__ import annotations
 import math
 
 from .. import plots
-from ..data import backend_order, problem_order
 from ..fmt import fmt_error, fmt_num, fmt_ratio, fmt_step
 from ..html import Markup, badge, code, figure, join, p, scroll, table, tag
-from . import Section
+from . import Section, study_figures
 
 
 def build(data) -> Section:
     n_plots = 0
     parts = []
     ok = data.ok("float64")
-    svg = plots.accuracy_strip(ok)
+    svg = plots.accuracy_strip(ok, catalog=data.catalog)
     n_plots += plots.drawn(svg)
     parts += [tag("h3", "Error of each method, per problem"),
               p("Each marker is one method's largest ρ = |x−y| / max(1, |x|+|y|) over the problem's "
                 "sizes (float64), on a log scale; lower is better; exact zeros sit on the dotted floor "
-                "line as hollow markers. ", _ranges(ok)),
+                "line as hollow markers. ", _ranges(data, ok)),
               figure(svg, "Largest error per method and problem against the reference named below.",
                      empty="no float64 cell has an accuracy measurement."),
               _reference_table(data), _error_table(data, ok)]
     st = data.study("fd_steps")
-    svg = plots.fd_step_vplot(st.frame)
-    n_plots += plots.drawn(svg)
+    figures, k = study_figures(data, "fd_steps", ["fd-steps"])
+    n_plots += k
     ref = _first(st.frame, "reference")
     parts += [tag("h3", "Finite differences: error against step size", id="fd-steps"),
               p("From the ", code("fd_steps"), " study: each method differentiates "
@@ -35,21 +34,16 @@ def build(data) -> Section:
                 "truncation (falls with h) against rounding (grows as h shrinks); the complex step "
                 "subtracts nothing, so it has no rounding branch. Hollow circles: where the error "
                 "model (from f and its derivatives at x) puts each V's bottom."),
-              figure(svg, "Relative error against step h, float64 (left) and float32 (right).",
-                     empty=f"the fd_steps study is {st.status} ({st.note or 'no rows'})."),
-              _fd_minima(st.frame)]
-    svg, text = _float32(data, st.frame)
-    n_plots += plots.drawn(svg)
-    parts += [tag("h3", "float32 against float64", id="float32"), text,
-              figure(svg, "Smallest error each finite-difference method reaches over all steps, "
-                          "per dtype (fd_steps study).",
-                     empty="no float32 rows in the fd_steps study."),
-              _grid_float32(data)]
+              *figures, _fd_minima(data, st.frame)]
+    figures, k = study_figures(data, "fd_steps", ["float32-vs-float64"])
+    n_plots += k
+    parts += [tag("h3", "float32 against float64", id="float32"), _float32(data),
+              *figures, _grid_float32(data)]
     parts += [_kinks(data)]
     return Section("accuracy", "Accuracy", join(*parts), plots=n_plots)
 
 
-def _ranges(ok) -> str:
+def _ranges(data, ok) -> str:
     """One sentence: the error range of exact methods and of each finite-difference method."""
     from ..data import FD_FAMILY, is_exact
 
@@ -63,7 +57,7 @@ def _ranges(ok) -> str:
         parts.append(f"In this run the exact methods' ρ is at most {fmt_error(exact.max())} "
                      f"({zeros} of {len(exact)} cells exactly 0)")
     fd = ok[ok["family"] == FD_FAMILY]
-    for b in backend_order(fd["backend"]):
+    for b in data.backend_order(fd["backend"]):
         e = fd[fd["backend"] == b]["error_rho"]
         parts.append(f"{b} ranges from {fmt_error(e.min())} to {fmt_error(e.max())}")
     return "; ".join(parts) + "."
@@ -81,7 +75,7 @@ def _reference_table(data) -> Markup:
         return p("No cell recorded a reference (the ", code("reference"), " column is empty).",
                  class_="warn")
     rows = []
-    for prob in problem_order(ok["problem"]):
+    for prob in data.problem_order(ok["problem"]):
         refs = sorted(set(ok[ok["problem"] == prob]["reference"].astype(str)))
         rows.append([tag("span", prob, class_="name"), join(*[tag("div", r) for r in refs])])
     return join(p("The reference each error is measured against (the ", code("reference"),
@@ -96,9 +90,9 @@ def _error_table(data, ok) -> Markup:
     if cells.empty:
         return Markup("")
     bounds = _bounds(data.study("accuracy").frame)
-    backends = backend_order(cells["backend"])
+    backends = data.backend_order(cells["backend"])
     rows = []
-    for prob in problem_order(cells["problem"]):
+    for prob in data.problem_order(cells["problem"]):
         row = [tag("span", prob, class_="name")]
         for b in backends:
             c = cells[(cells["problem"] == prob) & (cells["backend"] == b)]
@@ -112,12 +106,10 @@ def _error_table(data, ok) -> Markup:
             else:
                 row.append(join(*[badge(s) for s in sorted(set(c["status"]))]))
         rows.append(row)
-    from ...studies.accuracy import BOUNDS, ENVELOPE_FACTOR
-
     return join(p("The same numbers as a table: the largest ρ over sizes and, under it, the bound the "
                   "accuracy study judged it by at the size closest to its bound (exact methods and the "
-                  f"complex step: {ENVELOPE_FACTOR:g} × the cell's rounding level, at least "
-                  f"{fmt_error(BOUNDS['exact'])}; finite differences: their error model times |f|); ",
+                  "complex step: a multiple of the cell's rounding level, with a floor; finite "
+                  "differences: their error model times |f|; hover a bound for how the study set it); ",
                   tag("span", "outside", class_="badge st-error"),
                   " marks a ρ above it. A status shows where a cell did not finish ok, so nothing is "
                   "silently left out."),
@@ -125,7 +117,8 @@ def _error_table(data, ok) -> Markup:
 
 
 def _bounds(frame) -> dict:
-    """(problem, backend) -> (bound, within) at the checked size where ρ is closest to its bound."""
+    """(problem, backend) -> (bound, within, basis) at the checked size where ρ is closest to its
+    bound (``basis``: how the study set it, where its table says)."""
     if frame is None or frame.empty or "bound" not in frame:
         return {}
     judged = frame[frame["checked"].astype(str) == "True"].copy()
@@ -133,22 +126,24 @@ def _bounds(frame) -> dict:
         return {}
     judged["share"] = judged["error_rho"].astype(float) / judged["bound"].astype(float)
     worst = judged.sort_values("share").groupby(["problem", "backend"]).tail(1)
-    return {(r.problem, r.backend): (float(r.bound), str(r.within) == "True") for r in worst.itertuples()}
+    basis = worst["bound_basis"] if "bound_basis" in worst else [None] * len(worst)
+    return {(r.problem, r.backend): (float(r.bound), str(r.within) == "True", b if isinstance(b, str) else None)
+            for r, b in zip(worst.itertuples(), basis)}
 
 
 def _bound_note(bound) -> Markup:
     if bound is None:
         return Markup("")
-    value, within = bound
-    note = tag("div", f"≤ {fmt_error(value)}", class_="muted")
+    value, within, basis = bound
+    note = tag("div", f"≤ {fmt_error(value)}", class_="muted", title=basis)
     return note if within else join(note, tag("span", "outside", class_="badge st-error"))
 
 
-def _fd_minima(frame) -> Markup:
+def _fd_minima(data, frame) -> Markup:
     if frame is None or frame.empty or "rel_error" not in frame:
         return Markup("")
     rows = []
-    for m in backend_order(frame["method"]):
+    for m in dict.fromkeys(frame["method"]):               # the study's order
         for d in ("float64", "float32"):
             sub = frame[(frame["method"] == m) & (frame["dtype"] == d) & frame["rel_error"].notna()]
             if sub.empty:
@@ -162,15 +157,15 @@ def _fd_minima(frame) -> Markup:
                         rows, num_cols={2, 3, 4}, cls="compact"))
 
 
-def _float32(data, frame):
-    if frame is None or frame.empty or "dtype" not in frame:
-        return None, p("No fd_steps rows, so no float32 comparison from the study.", class_="warn")
-    from ...studies.fd_steps import v_bottoms
-
-    best = v_bottoms(frame).rename(columns={"error": "best_error"})
-    svg = plots.float_dtype_bars(best) if "float32" in set(best["dtype"]) else None
+def _float32(data) -> Markup:
+    """Each finite-difference method's V bottom in float64 and float32, from the fd_steps
+    study's recorded ``float32-vs-float64`` figure."""
+    view = next((v for v in data.study("fd_steps").figures if v.key == "float32-vs-float64"), None)
+    best = view.frame if view is not None else None
+    if best is None or best.empty or "dtype" not in best:
+        return p("No float32 comparison recorded by the fd_steps study.", class_="warn")
     sentences = []
-    for m in backend_order(best["method"]):
+    for m in dict.fromkeys(best["method"]):                # the study's order
         b64 = best[(best["method"] == m) & (best["dtype"] == "float64")]
         b32 = best[(best["method"] == m) & (best["dtype"] == "float32")]
         if len(b64) and len(b32):
@@ -185,7 +180,7 @@ def _float32(data, frame):
                   "bottom is located on the curve's 3-step envelope (the largest error among a step and "
                   "its neighbouring decades), not on a single lucky point."),
                 tag("ul", *sentences) if sentences else "")
-    return svg, text
+    return text
 
 
 def _grid_float32(data) -> Markup:
@@ -226,8 +221,8 @@ def _kinks(data) -> Markup:
     if at.empty:
         return Markup("")
     rows = []
-    backends = backend_order(at["backend"])
-    for prob in problem_order(at["problem"]):
+    backends = list(dict.fromkeys(at["backend"]))          # the study's order
+    for prob in data.problem_order(at["problem"]):
         row = [tag("span", prob, class_="name")]
         for b in backends:
             sub = at[(at["problem"] == prob) & (at["backend"] == b)]

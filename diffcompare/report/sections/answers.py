@@ -5,38 +5,33 @@ formats them and renders ``templates/answers.html.j2``.
 """
 from __future__ import annotations
 
-from ...backends.styles import style_of
 from ..answers import CRITERIA, answer_rows, tie_rules
-from ..data import problem_info
 from ..fmt import fmt_bytes, fmt_error, fmt_seconds
+from ..plots import method_style
 from ..templates import render
-from . import Section
+from . import PAGE, Section
 
 _FORMAT = {"s": fmt_seconds, "ρ": lambda v: f"ρ {fmt_error(v)}", "bytes": fmt_bytes}
 
 SHOWN = 3          # tied winners with a swatch in a cell; the rest printed as "= also tied: …"
 ALL_TIED_AFTER = 3  # more than this many further ties, all of them: "every other method compared"
 
-EVIDENCE = (("overview", "What ran", "the problems, methods, the capability table and the studies' findings"),
-            ("accuracy", "Accuracy", "errors against 50-digit references, finite-difference steps"),
-            ("speed", "Speed", "gradient time against size, gradient ÷ function, preparation"),
-            ("operators", "Operators", "Jacobians, Hessians and HVPs, dense and sparse: which "
-                                       "method computes which, their time, colours and error"),
-            ("memory", "Memory", "peak memory of one gradient, saved graphs, expression swell"),
-            ("environment", "Environment", "the machine and library versions"))
+#: the evidence the answers link to: every section after the seed questions
+EVIDENCE = PAGE[[sid for sid, _, _ in PAGE].index("seeds") + 1:]
 
 
 def build(data, winners=None) -> Section:
     """``winners``: a winners frame (default: the results layer's, ``data.winners()``)."""
-    from ...seeds import QUESTIONS
-
     from ...results.trust import flag_summary
+
+    catalog = getattr(data, "catalog", None)
 
     frame = data.winners() if winners is None else winners
     rows = []
     for r in answer_rows(frame):
-        meaning = problem_info(r["problem"]).get("size_meaning")
-        cells = {c: {"winners": [{"name": w, "colour": style_of(w).colour} for w in cell["winners"]],
+        meaning = (data.problem_info(r["problem"]) if data is not None else {}).get("size_meaning")
+        cells = {c: {"winners": [{"name": w, "colour": method_style(w, None, catalog).colour}
+                                 for w in cell["winners"]],
                      # every method compared tied, and naming the rest would take lines
                      "all_tied": len(cell["winners"]) == cell["compared"] > SHOWN + ALL_TIED_AFTER,
                      "value": _FORMAT.get(cell["unit"], str)(cell["value"]),
@@ -54,7 +49,14 @@ def build(data, winners=None) -> Section:
                            "preparation; ρ = |x−y| / max(1, |x|+|y|) against the reference named in "
                            "Accuracy.",
                   flag_summary=flag_summary(data.cells) if data is not None else "",
-                  questions=[{"seed": k, "text": v} for k, v in
-                             list(QUESTIONS.items()) + [("sym", "Is autograd symbolic or numerical?")]],
+                  questions=_questions(data),
                   evidence=[{"id": i, "title": t, "what": w} for i, t, w in EVIDENCE])
     return Section("answers", "Answers", body)
+
+
+def _questions(data) -> list:
+    """The seed questions as the seed study recorded them (``[]`` where it did not: the seed
+    section then says how to record them)."""
+    study = data.study("seeds") if data is not None else None
+    record = (study.data if study is not None else None) or {}
+    return [{"seed": k, "text": v} for k, v in (record.get("questions") or {}).items()]

@@ -3,17 +3,16 @@ batch grows (the saved_bytes study), and expression swell."""
 from __future__ import annotations
 
 from .. import plots
-from ..data import backend_order, problem_order
 from ..fmt import fmt_bytes, fmt_num, fmt_seconds
 from ..html import Markup, badge, code, figure, join, p, scroll, table, tag
-from . import Section, saved_bytes, size_labels
+from . import Section, saved_bytes, size_labels, study_figures
 
 
 def build(data) -> Section:
     ok = data.ok("float64")
     n_plots = 0
     measured = ok[ok["peak_bytes"].notna() & (ok["peak_bytes"] > 0)]
-    svg = plots.peak_memory(measured, size_labels=size_labels(data))
+    svg = plots.peak_memory(measured, size_labels=size_labels(data), catalog=data.catalog)
     n_plots += plots.drawn(svg)
     parts = [tag("h3", "Peak memory of one gradient"),
              p("Peak bytes allocated during one gradient call, per method, against the problem size "
@@ -28,7 +27,7 @@ def build(data) -> Section:
                               _unmeasured(data, measured)),
                     empty="no problem has peak-memory measurements at two or more sizes."),
              _sources(data)]
-    svg = plots.engine_saved_bytes(ok)
+    svg = plots.engine_saved_bytes(ok, catalog=data.catalog)
     n_plots += plots.drawn(svg)
     parts += [tag("h3", "What the engine's graph keeps", id="saved-graph"),
               p("Bytes of the tensors the engine's graph saved for backward (",
@@ -36,7 +35,7 @@ def build(data) -> Section:
                 "forward already computed, kept until backward frees it."),
               figure(svg, "Saved-graph bytes of the engine against size, per problem.",
                      empty="no engine cell recorded saved-graph bytes at two or more sizes."),
-              _saved_table(ok)]
+              _saved_table(data, ok)]
     batch_part, k = saved_bytes.part(data)
     n_plots += k
     parts.append(batch_part)
@@ -48,7 +47,7 @@ def build(data) -> Section:
 
 def _unmeasured(data, measured) -> str:
     ok = data.cells[data.cells["status"] == "ok"]
-    missing = [b for b in backend_order(ok["backend"]) if b not in set(measured["backend"])]
+    missing = [b for b in data.backend_order(ok["backend"]) if b not in set(measured["backend"])]
     return (f" Not drawn (no peak-memory measurement): {', '.join(missing)}." if missing else "")
 
 
@@ -57,7 +56,7 @@ def _sources(data) -> Markup:
     if cells.empty:
         return Markup("")
     rows = []
-    for b in backend_order(cells["backend"]):
+    for b in data.backend_order(cells["backend"]):
         sub = cells[cells["backend"] == b]
         srcs = sub["memory_source"].fillna("(none recorded)").astype(str).value_counts()
         rows.append([tag("span", b, class_="name"),
@@ -68,12 +67,12 @@ def _sources(data) -> Markup:
                          "prepared state keeps (largest)"], rows, num_cols={2, 3, 4}, cls="compact"))
 
 
-def _saved_table(ok) -> Markup:
+def _saved_table(data, ok) -> Markup:
     eng = ok[(ok["backend"] == "engine") & ok["saved_graph_bytes"].notna()]
     if eng.empty:
         return Markup("")
     rows = []
-    for prob in problem_order(eng["problem"]):
+    for prob in data.problem_order(eng["problem"]):
         sub = eng[eng["problem"] == prob].sort_values("size")
         rows.append([tag("span", prob, class_="name"),
                      ", ".join(f"{int(s)}: {fmt_bytes(b)}" for s, b in zip(sub["size"], sub["saved_graph_bytes"])),
@@ -90,7 +89,7 @@ def _swell(data):
         parts.append(p("The expression_swell study is ", st.status, (f" ({st.note})" if st.note else ""),
                        ".", class_="warn"))
         return parts, 0
-    svg = plots.expression_swell(frame)
+    figures, n = study_figures(data, "expression_swell")
     size_rows = frame[frame["kind"] == "size"] if "kind" in frame else frame
     rows = []
     for r in size_rows.sort_values("k").itertuples():
@@ -106,9 +105,8 @@ def _swell(data):
                 "both factors of the next step, so SymPy's operation count grows exponentially; common-"
                 "subexpression elimination (CSE) restores the sharing; the engine records a fixed number "
                 "of nodes per step, whatever the formula would look like written out."),
-              figure(svg, "Size of d x_k / d x₀ against k: SymPy operations without and with CSE, the "
-                          "engine's node count and saved bytes (log scale)."),
+              *figures,
               scroll(table(["k", "SymPy ops", "SymPy ops with CSE", "distinct subexpressions",
                             "engine nodes", "engine saved bytes", "SymPy prepare", "SymPy+CSE prepare",
                             "status", "note"], rows, num_cols={0, 1, 2, 3, 4, 5, 6, 7}, cls="compact"))]
-    return parts, int(plots.drawn(svg))
+    return parts, n

@@ -6,9 +6,8 @@ from __future__ import annotations
 import math
 
 from .. import plots
-from ..data import backend_order, problem_order
 from ..fmt import fmt_count, fmt_error, fmt_ratio, fmt_seconds, shorten
-from ...runner.provenance import mixed_hosts_message
+from ...results.provenance import mixed_hosts_message
 from ..html import Markup, code, figure, join, p, scroll, table, tag
 from . import Section, flag_mark, size_labels
 
@@ -17,7 +16,7 @@ def build(data) -> Section:
     ok = data.ok("float64")
     labels = size_labels(data)
     n_plots = 0
-    svg = plots.time_vs_size(ok, size_labels=labels)
+    svg = plots.time_vs_size(ok, size_labels=labels, catalog=data.catalog)
     n_plots += plots.drawn(svg)
     parts = [tag("h3", "Gradient time against problem size"),
              p("Median seconds of one gradient call (after preparation; JAX after compiling), per "
@@ -26,7 +25,7 @@ def build(data) -> Section:
                     empty="no problem ran at two or more sizes."),
              _trust(data),
              _time_table(data, ok)]
-    svg = plots.ratio_vs_size(ok, size_labels=labels)
+    svg = plots.ratio_vs_size(ok, size_labels=labels, catalog=data.catalog)
     n_plots += plots.drawn(svg)
     lo, hi = plots.CHEAP_GRADIENT_BAND
     parts += [tag("h3", "Cost of a gradient relative to the function", id="ratio"),
@@ -43,8 +42,8 @@ def build(data) -> Section:
               figure(svg, "Gradient time ÷ function time per method; green band: the cheap-gradient "
                           f"bound {lo:g}–{hi:g}×.",
                      empty="no problem ran at two or more sizes with both timings."),
-              _ratio_table(ok)]
-    mode_parts, k = _forward_vs_reverse(ok)
+              _ratio_table(data, ok)]
+    mode_parts, k = _forward_vs_reverse(data, ok)
     n_plots += k
     parts += mode_parts
     prep_parts, k = _preparation(data, ok)
@@ -87,9 +86,9 @@ def _trust(data) -> Markup:
 def _time_table(data, ok) -> Markup:
     """Gradient time per method at each problem's largest size (statuses where not ok)."""
     cells = data.cells[data.cells["dtype"] == "float64"]
-    backends = backend_order(cells["backend"])
+    backends = data.backend_order(cells["backend"])
     rows = []
-    for prob in problem_order(cells["problem"]):
+    for prob in data.problem_order(cells["problem"]):
         size = cells[cells["problem"] == prob]["size"].max()
         row = [tag("span", prob, class_="name"), int(size)]
         for b in backends:
@@ -109,12 +108,12 @@ def _time_table(data, ok) -> Markup:
                 scroll(table(["problem", "size"] + backends, rows, cls="compact numbers")))
 
 
-def _ratio_table(ok) -> Markup:
+def _ratio_table(data, ok) -> Markup:
     ok = ok[ok["ratio"].notna()]
     if ok.empty:
         return Markup("")
     rows = []
-    for b in backend_order(ok["backend"]):
+    for b in data.backend_order(ok["backend"]):
         sub = ok[ok["backend"] == b]
         big = sub[sub["size"] == sub.groupby("problem")["size"].transform("max")]
         flags = [f for f in sub["timing_flags"] if isinstance(f, str) and f]
@@ -130,18 +129,19 @@ def _ratio_table(ok) -> Markup:
                          "both timed as"], rows, num_cols={1, 2, 3, 4}, cls="compact"))
 
 
-def _forward_vs_reverse(ok):
+def _forward_vs_reverse(data, ok):
     """Forward-mode methods (a JVP per input) against the reverse-mode ones (a backward pass
     per output) on each problem where a forward-mode method ran, time against n inputs."""
     forward = ok[(ok["mode"] == "forward") & ok["gradient_s"].notna()]
-    problems = problem_order(forward["problem"])
+    problems = data.problem_order(forward["problem"])
     parts = [tag("h3", "Forward against reverse mode", id="forward-mode")]
     if not problems:
         return parts + [p("No forward-mode method (", code("jax-jacfwd"), ", ", code("engine-jvp"),
                           ") ran in these results.", class_="muted")], 0
     shown = ok[ok["problem"].isin(problems) & ok["mode"].isin(["forward", "reverse"])]
     svg = plots.time_vs_size(shown, key="forward-vs-reverse", x="n_inputs",
-                             size_labels={q: "differentiated inputs n" for q in problems})
+                             size_labels={q: "differentiated inputs n" for q in problems},
+                             catalog=data.catalog)
     rows = []
     for prob in problems:
         sub = shown[shown["problem"] == prob]
@@ -178,12 +178,12 @@ def _preparation(data, ok):
     if pick is not None:
         prob, size = pick
         rows = ok[(ok["problem"] == prob) & (ok["size"] == size)]
-        rows = rows.set_index("backend").loc[backend_order(rows["backend"])].reset_index()
+        rows = rows.set_index("backend").loc[data.backend_order(rows["backend"])].reset_index()
         svg = plots.prepare_vs_evaluate(rows, f"{prob}, size {size}")
         n_plots += plots.drawn(svg)
         parts.append(figure(svg, f"One-off preparation and one gradient call per method ({prob}, size "
                                  f"{size}: the problem and size with the most methods ok), log scale."))
-        svg = plots.cost_of_calls(rows, f"{prob}, size {size}")
+        svg = plots.cost_of_calls(rows, f"{prob}, size {size}", catalog=data.catalog)
         n_plots += plots.drawn(svg)
         parts.append(figure(svg, "Total time of N gradient calls including preparation: where two lines "
                                  "cross, the method that prepares more has paid for itself (break-even)."))
@@ -195,7 +195,7 @@ def _preparation(data, ok):
         return parts, n_plots
     pairs = list(dict.fromkeys(zip(frame["method"], frame["baseline"])))
     keys = list(dict.fromkeys(zip(frame["problem"], frame["size"])))
-    order = {q: i for i, q in enumerate(problem_order(frame["problem"]))}
+    order = {q: i for i, q in enumerate(data.problem_order(frame["problem"]))}
     keys.sort(key=lambda k: (order.get(k[0], 0), int(k[1])))
     rows = []
     for prob, size in keys:
