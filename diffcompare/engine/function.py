@@ -31,7 +31,7 @@ import weakref
 import numpy as np
 
 from .grad_mode import _state as _grad_state
-from .tensor import Tensor
+from .tensor import Tensor, _register_on_node
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -200,7 +200,8 @@ class Function(Node):
             saved = self._saved = {}
         for key, t in tensors.items():
             if t is not None:
-                saved[key] = _saved_input(t)
+                vc = t._vc   # _saved_input(t), inlined: every recorded op saves this way
+                saved[key] = (t, t.data, 0 if vc is None else vc.value, None)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -216,7 +217,13 @@ class Function(Node):
         """One saved tensor by name: an array, or a Tensor during a create_graph backward."""
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
-        return _unpack(self, self._saved[name], self._as_tensor)
+        entry = self._saved[name]
+        tensor = entry[0]
+        if tensor is not None and not self._as_tensor:   # _unpack's common case, inlined
+            vc = tensor._vc
+            if (0 if vc is None else vc.value) == entry[2]:
+                return entry[1]
+        return _unpack(self, entry, self._as_tensor)
 
     @property
     def saved(self) -> dict:
@@ -257,21 +264,21 @@ class Function(Node):
                 return tuple([make(o, None, 0, vc) for o in out])
             return make(out, None, 0, vc)
 
-        # the edges, written out for the one- and two-input ops of every hot path
-        # (a non-leaf input's edge is its (grad_fn, output_nr); a leaf's may create
-        # its AccumulateGrad, so before this node's number)
+        # the edges (_edge_of), written out for the one- and two-input ops of every hot
+        # path: a non-leaf input's is its (grad_fn, output_nr); a leaf's may create its
+        # AccumulateGrad, so before this node's number
         if len(inputs) == 1:
             a = inputs[0]
             fn = a.grad_fn
-            node.next_functions = ((fn, a.output_nr) if fn is not None else _edge_of(a),)
+            node.next_functions = ((fn, a.output_nr) if fn is not None else (accumulator_of(a), 0),)
         elif len(inputs) == 2:
             a, b = inputs
             fn = a.grad_fn
             edge_a = ((fn, a.output_nr) if fn is not None
-                      else _edge_of(a) if a._requires_grad else _NO_EDGE)
+                      else (accumulator_of(a), 0) if a._requires_grad else _NO_EDGE)
             fn = b.grad_fn
             node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None
-                                   else _edge_of(b) if b._requires_grad else _NO_EDGE)
+                                   else (accumulator_of(b), 0) if b._requires_grad else _NO_EDGE)
         else:
             node.next_functions = tuple(map(_edge_of, inputs))
         node.sequence_nr = _next_sequence_nr()
@@ -295,23 +302,34 @@ class AccumulateGrad(Node):
 
     One per leaf that requires grad; shared by every op that uses that leaf,
     which is how a leaf used twice ends up with the sum of both gradients.
+    The leaf holds it weakly, as PyTorch's does: it lives as long as a graph
+    that uses it, and the next graph built after that gets a new one.
     """
 
     def __init__(self, variable):
         self.variable = variable
         self.sequence_nr = _next_sequence_nr()
+        if variable._hooks is not None:
+            # the leaf's hooks run here, as a non-leaf's run at its grad_fn: before the
+            # gradient is accumulated or captured (Tensor.register_hook)
+            _register_on_node(variable, self)
 
     def accumulate_from(self, grads: list, create_graph: bool):
         """Take the gradient out of the engine's buffer ``grads`` and accumulate it.
 
         Taking it out of the list leaves this method the only holder, so the
-        reference count tells whether anything else still uses the array.
+        reference count tells whether anything else still uses the array (PyTorch's
+        AccumulateGrad asks the same of the tensor's use count).
         """
         grad = grads[0]
         grads[0] = None
         # its own statement, before any call passes `grad` on
         unshared = (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
                     and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT)
+        var = self.variable
+        if unshared and var._grad is None and not create_graph and grad.dtype == var.data.dtype:
+            var._grad = Tensor._make(grad)   # the first gradient, held by nobody else: adopted
+            return
         self.accumulate(grad, create_graph, _unshared=unshared)
 
     def accumulate(self, grad, create_graph, _unshared=False):
@@ -365,9 +383,7 @@ def _edge_of(t) -> tuple:
         return _NO_EDGE
     if t.grad_fn is not None:
         return (t.grad_fn, t.output_nr)
-    ref = t._accum_ref
-    acc = ref() if ref is not None else None
-    return (acc if acc is not None else accumulator_of(t), 0)
+    return (accumulator_of(t), 0)
 
 
 _NO_EDGE = (None, 0)
