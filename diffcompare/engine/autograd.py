@@ -26,7 +26,7 @@ import numpy as np
 
 from . import grad_mode
 from .function import FREED_MESSAGE, AccumulateGrad, _edge_of, accumulator_of
-from .ops.dual import sum_to
+from .ops.dual import sum_to, sum_to_array
 from .tensor import Tensor
 
 
@@ -217,8 +217,8 @@ def _execute(roots, retain_graph, create_graph, captures):
     for node, nr, g in roots:
         _send(pending, heap, node, nr, g)
     release = not retain_graph
-    prev_mode = grad_mode.is_grad_enabled()
-    grad_mode.set_grad_enabled(create_graph)
+    mode = grad_mode._state          # a create_graph backward records its own ops
+    prev_mode, mode.enabled = mode.enabled, create_graph
     try:
         while heap:
             node = heappop(heap)[1]                                     # 1. order
@@ -252,7 +252,7 @@ def _execute(roots, retain_graph, create_graph, captures):
             # Drop our references, so AccumulateGrad can tell an array nobody else holds.
             input_grads = g = grads = None
     finally:
-        grad_mode.set_grad_enabled(prev_mode)
+        mode.enabled = prev_mode
     return None if plan is None else plan.grads
 
 
@@ -273,11 +273,11 @@ def _sum_back(node, grads: tuple) -> tuple:
     """Undo broadcasting, the one place it is done: the gradients of a binary op whose
     inputs were broadcast (``node._input_shapes``, set by ``Function.apply``) summed
     back to the inputs' shapes; None where an input needs no gradient."""
-    shapes = node._input_shapes
-    need_a, need_b = node.needs_input_grad
-    ga, gb = grads
-    return (None if ga is None or not need_a else ga if ga.shape == shapes[0] else sum_to(ga, shapes[0]),
-            None if gb is None or not need_b else gb if gb.shape == shapes[1] else sum_to(gb, shapes[1]))
+    (sa, sb), (need_a, need_b), (ga, gb) = node._input_shapes, node.needs_input_grad, grads
+    return (None if ga is None or not need_a else ga if ga.shape == sa
+            else sum_to_array(ga, sa) if type(ga) is not Tensor else sum_to(ga, sa),
+            None if gb is None or not need_b else gb if gb.shape == sb
+            else sum_to_array(gb, sb) if type(gb) is not Tensor else sum_to(gb, sb))
 
 
 class _Captures:

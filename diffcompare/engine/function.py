@@ -113,12 +113,6 @@ class SavedTensor:
         return _unpack(self._node, (self.tensor, self.data, self.version, self._vc), as_tensor)
 
 
-def _saved_input(tensor) -> tuple:
-    """The saved-tensor entry of an input: the tensor, its array and its version now."""
-    vc = tensor._vc
-    return (tensor, tensor.data, 0 if vc is None else vc.value, None)
-
-
 def _saved_output(tensor) -> tuple:
     """The entry of a node's own output: not the Tensor (that would be a reference
     cycle output -> grad_fn -> output) but its array and version counter; it is
@@ -200,7 +194,7 @@ class Function(Node):
             saved = self._saved = {}
         for key, t in tensors.items():
             if t is not None:
-                vc = t._vc   # _saved_input(t), inlined: every recorded op saves this way
+                vc = t._vc   # an input's entry: the tensor, its array, its version now
                 saved[key] = (t, t.data, 0 if vc is None else vc.value, None)
 
     @property
@@ -218,11 +212,12 @@ class Function(Node):
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
         entry = self._saved[name]
-        tensor = entry[0]
-        if tensor is not None and not self._as_tensor:   # _unpack's common case, inlined
-            vc = tensor._vc
-            if (0 if vc is None else vc.value) == entry[2]:
-                return entry[1]
+        if not self._as_tensor:   # _unpack's common case, inlined: an array, unmodified
+            tensor, data, version, vc = entry
+            if tensor is not None:
+                vc = tensor._vc
+            if (0 if vc is None else vc.value) == version:
+                return data
         return _unpack(self, entry, self._as_tensor)
 
     @property
@@ -315,25 +310,21 @@ class AccumulateGrad(Node):
             _register_on_node(variable, self)
 
     def accumulate_from(self, grads: list, create_graph: bool):
-        """Take the gradient out of the engine's buffer ``grads`` and accumulate it.
+        """Take the gradient out of the engine's buffer ``grads`` and add it into
+        ``variable.grad`` (an array; a Tensor in create_graph mode, recorded).
 
-        Taking it out of the list leaves this method the only holder, so the
-        reference count tells whether anything else still uses the array (PyTorch's
-        AccumulateGrad asks the same of the tensor's use count).
+        The first gradient becomes ``.grad`` without a copy when nothing else holds
+        the array, as PyTorch's AccumulateGrad steals a tensor whose use count says so:
+        taking it out of the list leaves this method the only holder, so the reference
+        count tells.  Otherwise it is copied: it may be shared with another leaf
+        (AddBackward hands one array to both inputs) or be a view of the caller's
+        ``gradient``, and an in-place ``.grad.zero_()`` must not reach those.
         """
         grad = grads[0]
         grads[0] = None
         # its own statement, before any call passes `grad` on
         unshared = (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
                     and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT)
-        var = self.variable
-        if unshared and var._grad is None and not create_graph and grad.dtype == var.data.dtype:
-            var._grad = Tensor._make(grad)   # the first gradient, held by nobody else: adopted
-            return
-        self.accumulate(grad, create_graph, _unshared=unshared)
-
-    def accumulate(self, grad, create_graph, _unshared=False):
-        """Add ``grad`` (array, or Tensor in create_graph mode) into ``variable.grad``."""
         var = self.variable
         old = var._grad
         if create_graph:
@@ -343,17 +334,18 @@ class AccumulateGrad(Node):
         if type(grad) is Tensor:
             grad = grad.data
         if old is None:
-            # Like PyTorch, reuse the array when nothing else holds it; otherwise copy:
-            # it may be shared with another leaf (AddBackward hands one array to both
-            # inputs) or be a view of the caller's `gradient`, and an in-place
-            # .grad.zero_() must not reach those.
-            if not (_unshared and grad.dtype == var.data.dtype):
+            if not (unshared and grad.dtype == var.data.dtype):
                 grad = np.array(grad, dtype=var.data.dtype)
             var._grad = Tensor._make(grad)
         elif old._requires_grad:
             var._grad = Tensor._make(old.data + grad)
         else:
             np.add(old.data, grad, out=old.data, casting="unsafe")
+
+    def accumulate(self, grad, create_graph: bool):
+        """Add ``grad`` into ``variable.grad`` as ``accumulate_from`` does; the caller
+        holds ``grad``, so it is copied if it becomes ``.grad``."""
+        self.accumulate_from([grad], create_graph)
 
 
 def _probe_refcount() -> int:
