@@ -193,8 +193,8 @@ def _execute(roots, retain_graph, create_graph, captures):
     each of them instead: only the nodes that lead there run and no ``.grad`` changes.
 
     The loop is HIPS autograd's ``backward_pass`` with PyTorch's bookkeeping, in five
-    steps (inlined: a function call per node is a measurable share of a small model's
-    step, see benchmarks/engine_vs_peers.py):
+    steps, written inline (calling a helper for steps 3-4 cost 2-3% of the (1, 3, 4)
+    model's step in benchmarks/engine_vs_peers.py):
 
     1. order: the next node is the latest-created one that has received a gradient
        (a heap on ``sequence_nr``).  A node only consumes tensors made before it, so
