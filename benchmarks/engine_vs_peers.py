@@ -48,8 +48,9 @@ SIZES = {"1x3x4": (1, 3, 4), "64x10x50": (64, 10, 50),
          "1000x784x50": (1000, 784, 50), "50000x784x50": (50000, 784, 50)}
 GROUPS = {"small": ["1x3x4", "64x10x50"], "large": ["1000x784x50", "50000x784x50"],
           "all": list(SIZES), "none": []}
-# The issue's targets: engine / torch at the small sizes, engine / manual at the large ones.
-TORCH_TARGET = {(1, 3, 4): 0.5, (64, 10, 50): 0.5}
+# The issues' targets: engine / torch at the small sizes (issue 23; issue 9's was 0.5),
+# engine / manual at the large ones.
+TORCH_TARGET = {(1, 3, 4): 0.35, (64, 10, 50): 0.35}
 MANUAL_TARGET = {(1000, 784, 50): 1.05, (50000, 784, 50): 1.05}
 SAVED_TARGET = 1.10          # saved-graph bytes / the hand-written minimum
 CONTENDERS = ("manual", "engine", "torch", "jax-jit")
@@ -139,13 +140,13 @@ def build_manual(d):
 
 
 def build_engine(d):
-    from diffcompare.engine import Tensor
+    from diffcompare.engine import Tensor, relu
 
     x, y = Tensor(d["x"]), Tensor(d["y"])
     w1, b1, w2, b2 = (Tensor(d[k], requires_grad=True) for k in PARAMS)
 
     def loss():
-        return (((x @ w1 + b1).relu() @ w2 + b2 - y) ** 2).mean()
+        return ((relu(x @ w1 + b1) @ w2 + b2 - y) ** 2).mean()
 
     def engine_step():
         w1.grad = b1.grad = w2.grad = b2.grad = None

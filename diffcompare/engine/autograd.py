@@ -1,8 +1,9 @@
-"""The backward pass: run the graph from outputs to leaves by dependency counting.
+"""The backward pass: run the graph from outputs to leaves, latest-created node first.
 
 Each node runs once, after the gradients from every path that reaches it have
 been summed; then its result is handed to the nodes in ``next_functions``.
 ``AccumulateGrad`` nodes add the final gradient into the leaves' ``.grad``.
+The loop is :func:`_execute`.
 
 Two entry points, as in ``torch.autograd``:
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from . import grad_mode
 from .function import FREED_MESSAGE, AccumulateGrad, _edge_of, accumulator_of
-from .ops.dual import sum_to
+from .ops.dual import sum_to, sum_to_array
 from .tensor import Tensor
 
 
@@ -133,7 +134,7 @@ def _roots(tensors, grad_tensors, create_graph):
                     f"shape {t.shape}: pass gradient= (a tensor of that shape; it weights each "
                     "element in the vector-Jacobian product), or reduce it, e.g. y.sum().backward()."
                 )
-            g = np.array(1, dtype=t.data.dtype).reshape(t.shape)
+            g = np.array(1, dtype=t.data.dtype).reshape(t.data.shape)
         else:
             g_data = g.data if isinstance(g, Tensor) else np.asarray(g)
             if g_data.dtype.kind == "c" and t.dtype.kind != "c":
@@ -172,7 +173,7 @@ def _capture_keys(inputs):
             for t in inputs]
 
 
-def _reachable(root_nodes):
+def _reachable(root_nodes) -> set:
     """All nodes reachable from the roots."""
     seen = set(root_nodes)
     stack = list(seen)
@@ -184,114 +185,133 @@ def _reachable(root_nodes):
     return seen
 
 
-def _to_run(root_nodes, targets):
-    """For gradients at ``targets`` only: the nodes that must receive a gradient (those
-    with a path to a target, and the targets) and, of those, the ones that must run
-    (a target with no path to another target only captures)."""
-    needed, run = set(), set()
-    # A node's inputs were made before it, so ascending creation order visits inputs first.
-    for node in sorted(_reachable(root_nodes), key=_creation):
-        if any(n in needed for n, _ in node.next_functions):
-            needed.add(node)
-            run.add(node)
-        elif node in targets:
-            needed.add(node)
-    return needed, run
-
-
-def _creation(node):
-    return node.sequence_nr
-
-
 def _execute(roots, retain_graph, create_graph, captures):
-    """Run the backward pass.  With ``captures`` (a list of (node, nr)), return the
-    gradient arriving at each of them and run only what leads there; leaves'
-    ``.grad`` are left alone.  Without, accumulate into every leaf.
+    """Run the backward pass from ``roots``, a list of ``(node, output_nr, gradient)``.
 
-    Nodes run latest-created first (PyTorch's order by ``sequence_nr``): every node
-    that consumes a tensor was created after the tensor's node, so by the time a node
-    runs, all the gradient it will receive has arrived - no dependency count needed.
+    Without ``captures``, every leaf reached adds its gradient into ``.grad``.  With
+    ``captures`` (a list of ``(node, output_nr)``), return the gradient arriving at
+    each of them instead: only the nodes that lead there run and no ``.grad`` changes.
+
+    The loop is HIPS autograd's ``backward_pass`` with PyTorch's bookkeeping, in five
+    steps, written inline (calling a helper for steps 3-4 cost 2-3% of the (1, 3, 4)
+    model's step in benchmarks/engine_vs_peers.py):
+
+    1. order: the next node is the latest-created one that has received a gradient
+       (a heap on ``sequence_nr``).  A node only consumes tensors made before it, so
+       by the time it comes out of the heap every gradient it will receive has
+       arrived and been summed: no topological sort, no dependency counts.
+    2. hooks: tensor hooks and ``retain_grad`` see the summed gradient, then
+       captures take it (:func:`_run_tensor_hooks`, :class:`_Captures`).
+    3. call the node: a leaf's ``AccumulateGrad`` adds into ``.grad``; any other
+       node's ``backward`` maps its outputs' gradients to its inputs', and where
+       the op broadcast, :func:`_sum_back` sums them back to the inputs' shapes.
+    4. release: the node's saved tensors are dropped unless ``retain_graph``.
+    5. accumulate: each input's gradient is added to what the node behind that
+       input has received so far (:func:`_send`).
+
     A node that receives no gradient does not run.
     """
-    needed = run = captured = capture_at = None
-    if captures is not None:
-        capture_at = {}
-        for i, (node, nr) in enumerate(captures):
-            capture_at.setdefault(node, []).append((nr, i))
-        needed, run = _to_run([node for node, _, _ in roots], capture_at)
-        captured = [None] * len(captures)
-
-    buffers = {}
-    heap = []
+    plan = None if captures is None else _Captures([node for node, _, _ in roots], captures)
+    skip = _NO_NODE if plan is None else plan.skip
+    pending, heap = {}, []
     for node, nr, g in roots:
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node.num_outputs
-            heappush(heap, (-node.sequence_nr, node))
-        buf[nr] = g if buf[nr] is None else buf[nr] + g
-
-    state = grad_mode._state
-    prev_mode = state.enabled
-    state.enabled = create_graph
-    pop_buffer = buffers.pop
-    get_buffer = buffers.get
+        _send(pending, heap, node, nr, g)
     release = not retain_graph
+    mode = grad_mode._state          # a create_graph backward records its own ops
+    prev_mode, mode.enabled = mode.enabled, create_graph
     try:
         while heap:
-            node = heappop(heap)[1]
-            grads = pop_buffer(node)
-            if node._hooked:
+            node = heappop(heap)[1]                                     # 1. order
+            grads = pending.pop(node)
+            if node._hooked:                                            # 2. hooks
                 grads = _run_tensor_hooks(node, grads, create_graph)
-            if capture_at is not None:
-                for nr, i in capture_at.get(node, ()):
-                    captured[i] = grads[nr]
-                if node not in run:
-                    continue
-            elif type(node) is AccumulateGrad:
-                hooks = node.variable._hooks
-                if hooks:
-                    grads[0] = _call_hooks(hooks, grads[0], create_graph)
+            if plan is not None and plan.stops_at(node, grads):
+                continue
+            if type(node) is AccumulateGrad:                            # 3. call the node
                 node.accumulate_from(grads, create_graph)
                 continue
             if node._released:
                 raise RuntimeError(FREED_MESSAGE)
-            if node._as_tensor is not create_graph:   # unpack saved tensors as Tensors
+            if node._as_tensor is not create_graph:   # saved tensors unpack as Tensors, to record
                 node._as_tensor = create_graph
             input_grads = node.backward(*grads)
             if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
             elif node._input_shapes is not None:
                 input_grads = _sum_back(node, input_grads)
-            if release and node._saved is not None:
-                node._saved = None      # Function.release, on the hot path
+            if release and node._saved is not None:                     # 4. release
+                node._saved = None    # (Function.release, inlined)
                 node._released = True
-            for (nxt, nr), g in zip(node.next_functions, input_grads):
-                if g is None or nxt is None or (needed is not None and nxt not in needed):
-                    continue
-                buf = get_buffer(nxt)
-                if buf is None:
-                    if nxt.num_outputs == 1:
-                        buffers[nxt] = [g]
-                    else:
-                        buf = buffers[nxt] = [None] * nxt.num_outputs
-                        buf[nr] = g
-                    heappush(heap, (-nxt.sequence_nr, nxt))
-                else:
+            for (nxt, nr), g in zip(node.next_functions, input_grads):  # 5. accumulate
+                if g is not None and nxt not in skip:
+                    buf = pending.get(nxt)      # (_send, inlined)
+                    if buf is None:
+                        buf = pending[nxt] = [None] * nxt.num_outputs
+                        heappush(heap, (-nxt.sequence_nr, nxt))
                     buf[nr] = g if buf[nr] is None else buf[nr] + g
-            # Drop our references so AccumulateGrad can tell an array nobody else holds.
+            # Drop our references, so AccumulateGrad can tell an array nobody else holds.
             input_grads = g = grads = None
     finally:
-        state.enabled = prev_mode
-    return captured
+        mode.enabled = prev_mode
+    return None if plan is None else plan.grads
+
+
+_NO_NODE = frozenset([None])   # the node behind an input that needs no gradient
+
+
+def _send(pending, heap, node, nr, g):
+    """Add ``g`` to the gradient ``node``'s output ``nr`` has received so far; a node's
+    first gradient puts it in the heap."""
+    buf = pending.get(node)
+    if buf is None:
+        buf = pending[node] = [None] * node.num_outputs
+        heappush(heap, (-node.sequence_nr, node))
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
 def _sum_back(node, grads: tuple) -> tuple:
-    """Gradients of a broadcasting binary op summed back to its inputs' shapes."""
-    shapes = node._input_shapes
-    need_a, need_b = node.needs_input_grad
-    ga, gb = grads
-    return (None if ga is None or not need_a else ga if ga.shape == shapes[0] else sum_to(ga, shapes[0]),
-            None if gb is None or not need_b else gb if gb.shape == shapes[1] else sum_to(gb, shapes[1]))
+    """Undo broadcasting, the one place it is done: the gradients of a binary op whose
+    inputs were broadcast (``node._input_shapes``, set by ``Function.apply``) summed
+    back to the inputs' shapes; None where an input needs no gradient."""
+    (sa, sb), (need_a, need_b), (ga, gb) = node._input_shapes, node.needs_input_grad, grads
+    return (None if ga is None or not need_a else ga if ga.shape == sa
+            else sum_to_array(ga, sa) if type(ga) is not Tensor else sum_to(ga, sa),
+            None if gb is None or not need_b else gb if gb.shape == sb
+            else sum_to_array(gb, sb) if type(gb) is not Tensor else sum_to(gb, sb))
+
+
+class _Captures:
+    """What ``grad()`` and ``backward(inputs=...)`` ask of a backward pass: the gradient
+    arriving at given ``(node, output_nr)`` pairs, running only what leads there."""
+
+    def __init__(self, root_nodes, captures):
+        self.at = {}                                  # node -> [(output_nr, index in grads)]
+        for i, (node, nr) in enumerate(captures):
+            self.at.setdefault(node, []).append((nr, i))
+        # The nodes that must receive a gradient (a path to a capture, or a capture) and,
+        # of those, the ones that run (a capture with no path to another only captures).
+        # A node's inputs were made before it: creation order visits them first.
+        reachable = _reachable(root_nodes)
+        needed, self.run = set(), set()
+        for node in sorted(reachable, key=_creation):
+            if any(n in needed for n, _ in node.next_functions):
+                needed.add(node)
+                self.run.add(node)
+            elif node in self.at:
+                needed.add(node)
+        self.skip = frozenset(reachable - needed) | _NO_NODE   # edges that carry nothing
+        self.grads = [None] * len(captures)
+
+    def stops_at(self, node, grads) -> bool:
+        """Take the gradients captured at ``node``; True when ``node`` must not run
+        (a capture with no path to another, or a leaf's AccumulateGrad)."""
+        for nr, i in self.at.get(node, ()):
+            self.grads[i] = grads[nr]
+        return node not in self.run
+
+
+def _creation(node):
+    return node.sequence_nr
 
 
 def _call_hooks(hooks, g, create_graph):
@@ -309,7 +329,8 @@ def _call_hooks(hooks, g, create_graph):
 
 
 def _run_tensor_hooks(node, grads, create_graph):
-    """Hooks registered on non-leaf outputs of ``node``, then retain_grad, in that order."""
+    """The hooks of the tensors whose gradient arrives at ``node`` (its outputs, or the
+    leaf of an ``AccumulateGrad``), then retain_grad, in that order, as PyTorch runs them."""
     grads = list(grads)
     for nr, ref in node._hooked:
         t = ref()

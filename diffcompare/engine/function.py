@@ -31,7 +31,7 @@ import weakref
 import numpy as np
 
 from .grad_mode import _state as _grad_state
-from .tensor import Tensor
+from .tensor import Tensor, _register_on_node
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -111,12 +111,6 @@ class SavedTensor:
 
     def unpack(self, as_tensor: bool):
         return _unpack(self._node, (self.tensor, self.data, self.version, self._vc), as_tensor)
-
-
-def _saved_input(tensor) -> tuple:
-    """The saved-tensor entry of an input: the tensor, its array and its version now."""
-    vc = tensor._vc
-    return (tensor, tensor.data, 0 if vc is None else vc.value, None)
 
 
 def _saved_output(tensor) -> tuple:
@@ -200,7 +194,8 @@ class Function(Node):
             saved = self._saved = {}
         for key, t in tensors.items():
             if t is not None:
-                saved[key] = _saved_input(t)
+                vc = t._vc   # an input's entry: the tensor, its array, its version now
+                saved[key] = (t, t.data, 0 if vc is None else vc.value, None)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -216,7 +211,14 @@ class Function(Node):
         """One saved tensor by name: an array, or a Tensor during a create_graph backward."""
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
-        return _unpack(self, self._saved[name], self._as_tensor)
+        entry = self._saved[name]
+        if not self._as_tensor:   # _unpack's common case, inlined: an array, unmodified
+            tensor, data, version, vc = entry
+            if tensor is not None:
+                vc = tensor._vc
+            if (0 if vc is None else vc.value) == version:
+                return data
+        return _unpack(self, entry, self._as_tensor)
 
     @property
     def saved(self) -> dict:
@@ -257,21 +259,21 @@ class Function(Node):
                 return tuple([make(o, None, 0, vc) for o in out])
             return make(out, None, 0, vc)
 
-        # the edges, written out for the one- and two-input ops of every hot path
-        # (a non-leaf input's edge is its (grad_fn, output_nr); a leaf's may create
-        # its AccumulateGrad, so before this node's number)
+        # the edges (_edge_of), written out for the one- and two-input ops of every hot
+        # path: a non-leaf input's is its (grad_fn, output_nr); a leaf's may create its
+        # AccumulateGrad, so before this node's number
         if len(inputs) == 1:
             a = inputs[0]
             fn = a.grad_fn
-            node.next_functions = ((fn, a.output_nr) if fn is not None else _edge_of(a),)
+            node.next_functions = ((fn, a.output_nr) if fn is not None else (accumulator_of(a), 0),)
         elif len(inputs) == 2:
             a, b = inputs
             fn = a.grad_fn
             edge_a = ((fn, a.output_nr) if fn is not None
-                      else _edge_of(a) if a._requires_grad else _NO_EDGE)
+                      else (accumulator_of(a), 0) if a._requires_grad else _NO_EDGE)
             fn = b.grad_fn
             node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None
-                                   else _edge_of(b) if b._requires_grad else _NO_EDGE)
+                                   else (accumulator_of(b), 0) if b._requires_grad else _NO_EDGE)
         else:
             node.next_functions = tuple(map(_edge_of, inputs))
         node.sequence_nr = _next_sequence_nr()
@@ -295,27 +297,34 @@ class AccumulateGrad(Node):
 
     One per leaf that requires grad; shared by every op that uses that leaf,
     which is how a leaf used twice ends up with the sum of both gradients.
+    The leaf holds it weakly, as PyTorch's does: it lives as long as a graph
+    that uses it, and the next graph built after that gets a new one.
     """
 
     def __init__(self, variable):
         self.variable = variable
         self.sequence_nr = _next_sequence_nr()
+        if variable._hooks is not None:
+            # the leaf's hooks run here, as a non-leaf's run at its grad_fn: before the
+            # gradient is accumulated or captured (Tensor.register_hook)
+            _register_on_node(variable, self)
 
     def accumulate_from(self, grads: list, create_graph: bool):
-        """Take the gradient out of the engine's buffer ``grads`` and accumulate it.
+        """Take the gradient out of the engine's buffer ``grads`` and add it into
+        ``variable.grad`` (an array; a Tensor in create_graph mode, recorded).
 
-        Taking it out of the list leaves this method the only holder, so the
-        reference count tells whether anything else still uses the array.
+        The first gradient becomes ``.grad`` without a copy when nothing else holds
+        the array, as PyTorch's AccumulateGrad steals a tensor whose use count says so:
+        taking it out of the list leaves this method the only holder, so the reference
+        count tells.  Otherwise it is copied: it may be shared with another leaf
+        (AddBackward hands one array to both inputs) or be a view of the caller's
+        ``gradient``, and an in-place ``.grad.zero_()`` must not reach those.
         """
         grad = grads[0]
         grads[0] = None
         # its own statement, before any call passes `grad` on
         unshared = (type(grad) is np.ndarray and grad.base is None and grad.flags.writeable
                     and sys.getrefcount(grad) <= _UNSHARED_REFCOUNT)
-        self.accumulate(grad, create_graph, _unshared=unshared)
-
-    def accumulate(self, grad, create_graph, _unshared=False):
-        """Add ``grad`` (array, or Tensor in create_graph mode) into ``variable.grad``."""
         var = self.variable
         old = var._grad
         if create_graph:
@@ -325,17 +334,18 @@ class AccumulateGrad(Node):
         if type(grad) is Tensor:
             grad = grad.data
         if old is None:
-            # Like PyTorch, reuse the array when nothing else holds it; otherwise copy:
-            # it may be shared with another leaf (AddBackward hands one array to both
-            # inputs) or be a view of the caller's `gradient`, and an in-place
-            # .grad.zero_() must not reach those.
-            if not (_unshared and grad.dtype == var.data.dtype):
+            if not (unshared and grad.dtype == var.data.dtype):
                 grad = np.array(grad, dtype=var.data.dtype)
             var._grad = Tensor._make(grad)
         elif old._requires_grad:
             var._grad = Tensor._make(old.data + grad)
         else:
             np.add(old.data, grad, out=old.data, casting="unsafe")
+
+    def accumulate(self, grad, create_graph: bool):
+        """Add ``grad`` into ``variable.grad`` as ``accumulate_from`` does; the caller
+        holds ``grad``, so it is copied if it becomes ``.grad``."""
+        self.accumulate_from([grad], create_graph)
 
 
 def _probe_refcount() -> int:
@@ -365,9 +375,7 @@ def _edge_of(t) -> tuple:
         return _NO_EDGE
     if t.grad_fn is not None:
         return (t.grad_fn, t.output_nr)
-    ref = t._accum_ref
-    acc = ref() if ref is not None else None
-    return (acc if acc is not None else accumulator_of(t), 0)
+    return (accumulator_of(t), 0)
 
 
 _NO_EDGE = (None, 0)

@@ -264,6 +264,11 @@ class Tensor:
             self._hooks = []
             if self.grad_fn is not None:
                 _register_on_node(self)
+            else:   # a leaf: its AccumulateGrad, if a graph has one (else it registers when made)
+                ref = self._accum_ref
+                acc = ref() if ref is not None else None
+                if acc is not None:
+                    _register_on_node(self, acc)
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
 
@@ -372,9 +377,11 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
-def _register_on_node(t: Tensor) -> None:
-    """Let t's grad_fn find t when its gradient arrives (retain_grad, hooks); once per tensor."""
-    node = t.grad_fn
+def _register_on_node(t: Tensor, node=None) -> None:
+    """Let the node where t's gradient arrives (its grad_fn, or a leaf's AccumulateGrad)
+    find t there, for retain_grad and hooks; once per tensor."""
+    if node is None:
+        node = t.grad_fn
     if node._hooked is None:
         node._hooked = []
     if not any(ref() is t for _, ref in node._hooked):

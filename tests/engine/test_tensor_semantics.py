@@ -150,6 +150,45 @@ def test_several_hooks_run_in_registration_order():
     close(x.grad, [30.0])               # (2 + 1) * 10
 
 
+def test_leaf_hook_changes_the_gradient_grad_returns_as_torch_does():
+    """A leaf's hooks run where its gradient arrives, before it is captured: autograd.grad
+    and backward(inputs=) return the hooked gradient (torch 2: x.grad_fn is None, the
+    hook sits on x's AccumulateGrad); the engine used to skip leaf hooks there."""
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g * 10)
+    gx, gw = autograd.grad((x * w).sum(), [x, w])
+    close(gx, [10.0, 20.0])             # torch: (tensor([10., 20.]), tensor([1., 2.]))
+    close(gw, [1.0, 2.0])
+    assert x.grad is None and w.grad is None
+
+
+def test_leaf_hook_registered_after_the_graph_was_built_runs():
+    """The graph's AccumulateGrad exists before the hook: the hook is found there too."""
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = (x * 3).sum()
+    x.register_hook(lambda g: g * 10)
+    y.backward(inputs=[x])
+    close(x.grad, [30.0, 30.0])         # torch: tensor([30., 30.])
+
+
+def test_accumulate_grad_is_shared_while_a_graph_holds_it():
+    """As torch: a leaf has no grad_fn; every graph alive at once reaches the same
+    AccumulateGrad (its .grad sums both), held by the graphs, not by the leaf."""
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    assert x.grad_fn is None
+    y, z = x * 2, x * 3
+    acc = y.grad_fn.next_functions[0][0]
+    assert acc is z.grad_fn.next_functions[0][0]
+    assert isinstance(acc, E.AccumulateGrad) and acc.variable is x
+    y.sum().backward()
+    z.sum().backward()
+    close(x.grad, [5.0, 5.0])
+    seq = acc.sequence_nr
+    del y, z, acc                       # no graph holds it: the next graph makes another
+    assert (x * 4).grad_fn.next_functions[0][0].sequence_nr > seq
+
+
 # --------------------------------------------------------------------------- grad mode
 
 
