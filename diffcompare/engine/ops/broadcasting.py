@@ -24,6 +24,8 @@ import operator
 
 import numpy as np
 
+from ..kernels import broadcast_axes
+
 _OPERATOR = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
              np.true_divide: operator.truediv}
 _MIN_OPERAND = 1024    # the smaller sizes gain nothing worth the shape arithmetic
@@ -88,33 +90,17 @@ def _by_last_position(ufunc, x, y, shape):
     return out
 
 
-def _broadcast_axes(shape, out_shape):
-    pad = len(out_shape) - len(shape)
-    return [i for i, n in enumerate(out_shape) if n != 1 and (i < pad or shape[i - pad] == 1)]
-
-
 def _short_repeat_axis(shape, out_shape):
     """The one axis along which ``shape`` is repeated to ``out_shape``, if the run of
     its own elements after that axis is short (else None)."""
-    axes = _broadcast_axes(shape, out_shape)
+    axes = broadcast_axes(shape, out_shape)
     if len(axes) != 1:
         return None
     run = math.prod(out_shape[axes[0] + 1:])
     return axes[0] if 1 < run < _SHORT_RUN else None
 
 
-def leading_repeat_size(shape, out_shape):
-    """The size of ``shape`` when broadcasting it to ``out_shape`` repeats it over leading
-    axes only (``(10, 10)`` or ``(1, 10, 10)`` in ``(1000, 10, 10)``), else 0 (also for
-    one element: a scalar's sum is add.reduce's pairwise total)."""
-    axes = _broadcast_axes(shape, out_shape)
-    if not axes or axes != list(range(len(axes))):
-        return 0
-    kept = math.prod(out_shape[len(axes):])
-    return kept if kept > 1 else 0
-
-
 def _leading_broadcast_only(shape, out_shape):
     """Broadcast over leading axes only (or not at all): NumPy's loop stays long."""
-    axes = _broadcast_axes(shape, out_shape)
+    axes = broadcast_axes(shape, out_shape)
     return axes == list(range(len(axes)))
