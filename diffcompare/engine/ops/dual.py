@@ -131,7 +131,7 @@ def index_add(x, key, shape: tuple, accumulate: bool):
     """
     if _is_tensor(x):
         return _recorded["index_add"].apply(x, key=key, shape=shape, accumulate=accumulate)
-    return kernels.index_add(x, key, shape, accumulate)
+    return kernels.index_add(x, key, tuple(shape), accumulate)
 
 
 def zeros(shape, like):

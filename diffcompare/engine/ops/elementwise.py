@@ -280,8 +280,13 @@ class Mul(Function):
         if type(g) is Tensor:    # create_graph: the product, summed back by autograd
             return (g * self.saved_value("other") if need_a else None,
                     g * self.saved_value("self") if need_b else None)
-        return (kernels.mul_sum_to(g, self.saved_value("other"), shapes[0]) if need_a else None,
-                kernels.mul_sum_to(g, self.saved_value("self"), shapes[1]) if need_b else None)
+        return (_times(g, self.saved_value("other"), shapes[0]) if need_a else None,
+                _times(g, self.saved_value("self"), shapes[1]) if need_b else None)
+
+
+def _times(g, x, shape):
+    """``g * x`` summed back to an operand's ``shape`` (the kernel, where there is a sum)."""
+    return g * x if g.shape == shape else kernels.mul_sum_to(g, x, shape)
 
 
 class Div(Function):
