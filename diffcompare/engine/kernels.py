@@ -15,23 +15,168 @@ call to each kernel named in ``TRACED`` as one step of the program
 the generated code calls the same function, so a compiled program takes the same
 fast paths, chosen at run time by the same tests.  Every traced kernel returns a
 new array that no operand shares (the generated code may write into it).  The
-other kernels (``sum_to``, ``exp_in_place``, ``mm``) run on traced values as they
-are: their plain forms are what the tracer records.
+other kernels (``binary``, ``sum_to``, ``split``, ``broadcast_to``, ``exp_in_place``,
+``mm``) run on traced values as they are: their plain forms are what the tracer
+records, and where their choice depends on shapes alone they call a traced kernel
+(``binary`` calls ``broadcast_binary`` for the broadcasts it repeats).  The
+generated code calls the kernels in ``NUMPY_EQUIVALENTS`` in place of the NumPy
+function of the same name (``np.broadcast_to``: a view, as NumPy's).
 """
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
 #: the kernels ``compile`` records as one call each (see the module docstring)
-TRACED = ("add_reduce", "extreme_reduce", "mul_sum_to", "double_product", "index_add",
-          "take_rows")
+#: kernels with the signature and result of the NumPy function of their name: a generated
+#: program calls the kernel where the trace recorded the NumPy function
+NUMPY_EQUIVALENTS = ("broadcast_to",)
+TRACED = ("broadcast_binary", "add_reduce", "extreme_reduce", "mul_sum_to", "double_product",
+          "index_add", "take_rows")
 
 _SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
 _LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
 _FEW = 16            # extreme_reduce: a last axis this short is reduced one slice at a time
-_FEW_COLUMNS = 8     # index_add: at most this many columns, one 1-D np.add.at per column
+_MIN_OPERAND = 1024  # binary: smaller operands gain nothing worth the shape arithmetic
+_SHORT_RUN = 64      # ... a repeated run shorter than this makes NumPy's broadcast loop slow
+_MIN_RESULT = 16384  # ... from this many elements of the result
+_SHORT_LAST = 3      # ... a broadcast last axis this short runs column by column (2x faster at 2, slower from 4)
+_FEW_COLUMNS = 12    # index_add: at most this many columns, one 1-D np.add.at per column
+
+
+def binary(ufunc, x, y):
+    """``ufunc(x, y)`` for ``np.add``/``subtract``/``multiply``/``true_divide``, written as
+    the operator (``x - y``); a large broadcast over a short run (``broadcast_binary``)
+    repeats first.
+
+    NumPy runs a broadcast ``x[:, None, :] - c`` (shapes (n, 1, d) and (k, d)) as one
+    short inner loop of ``d`` elements per (row, repetition): for the k-means and GMM
+    distance tensors that is about 3x slower than the same subtraction on a full
+    array.  Repeating the operand along its broadcast axis first (``np.repeat``, a
+    run of copies) and doing the op in place on the repeat gives the same values::
+
+        >>> import numpy as np
+        >>> x, c = np.arange(6.0).reshape(3, 1, 2), np.ones((4, 2))
+        >>> bool((binary(np.subtract, x, c) == x - c).all())
+        True
+        >>> q = np.arange(60000.0).reshape(20000, 3) + 1
+        >>> bool((binary(np.true_divide, q[:, :2], q[:, 2:]) == q[:, :2] / q[:, 2:]).all())
+        True
+
+    Everything else (same shapes, scalars, small arrays) is the plain operator, exactly
+    as written ``x - y``; a traced value takes ``broadcast_binary`` where its shapes
+    would repeat, else the operator."""
+    # on every binary op's path: arrays go straight to the ufunc (what the operator calls)
+    if type(x) is np.ndarray and type(y) is np.ndarray:
+        if x.shape != y.shape and _large_broadcast(x, y):
+            return broadcast_binary(ufunc, x, y)
+        return ufunc(x, y)
+    if (hasattr(x, "shape") and hasattr(y, "shape") and x.shape != y.shape
+            and _large_broadcast(x, y) and _repeat_form(x, y, _broadcast_shape(x, y)) is not None):
+        return broadcast_binary(ufunc, x, y)     # (a traced value: one recorded call)
+    return _OPERATOR[ufunc](x, y)     # numbers, traced values: the operator itself
+
+
+_OPERATOR = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+             np.true_divide: operator.truediv}
+
+
+def broadcast_binary(ufunc, x, y):
+    """``ufunc(x, y)``, where a broadcast over a short run repeats first (``binary``):
+    over a short last axis one call per position (``_by_last_position``); along one
+    axis with a short run after it, ``np.repeat`` of that operand and the ufunc in place
+    on the repeat.  The same numbers as ``ufunc(x, y)``."""
+    if type(x) is np.ndarray and type(y) is np.ndarray:
+        shape = _broadcast_shape(x, y)
+        form = _repeat_form(x, y, shape)
+        if form == "last":
+            return _by_last_position(ufunc, x, y, shape)
+        if form is not None:
+            axis, slow_first = form
+            slow, fast = (x, y) if slow_first else (y, x)
+            full = np.repeat(slow.reshape((1,) * (len(shape) - slow.ndim) + slow.shape),
+                             shape[axis], axis=axis)
+            return ufunc(full, fast, out=full) if slow_first else ufunc(fast, full, out=full)
+    return ufunc(x, y)
+
+
+def _large_broadcast(x, y) -> bool:
+    """Operands of different shapes, one large, neither a single element (NumPy's fast
+    scalar loop), not a bias over a small batch."""
+    return ((x.size >= _MIN_OPERAND or y.size >= _MIN_OPERAND) and x.size != 1 and y.size != 1
+            and not _small_suffix_broadcast(x.shape, y.shape))
+
+
+def _small_suffix_broadcast(a, b):
+    """One shape ends with the other (a bias over a batch) and the result is small:
+    known without ``np.broadcast_shapes``, which alone costs ~2 us."""
+    if len(a) < len(b):
+        a, b = b, a
+    return a[len(a) - len(b):] == b and math.prod(a) < _MIN_RESULT
+
+
+def _broadcast_shape(x, y):
+    """The broadcast shape, or None where the shapes do not broadcast (the operator
+    raises NumPy's own message)."""
+    try:
+        if type(x) is np.ndarray and type(y) is np.ndarray:
+            return np.broadcast(x, y).shape   # (np.broadcast_shapes is 3x slower)
+        return np.broadcast_shapes(x.shape, y.shape)
+    except ValueError:
+        return None
+
+
+def _repeat_form(x, y, shape):
+    """How ``broadcast_binary`` computes: ``"last"``, ``(axis, x_is_repeated)`` or None
+    (the ufunc itself), from the operands' shapes and dtypes alone."""
+    if shape is None or math.prod(shape) < _MIN_RESULT:
+        return None
+    if (1 < shape[-1] <= _SHORT_LAST and x.ndim and y.ndim and (x.shape[-1] == 1) != (y.shape[-1] == 1)
+            and x.dtype == y.dtype and x.dtype.kind == "f"):
+        return "last"
+    dtype = np.result_type(x.dtype, y.dtype)
+    for slow, fast, slow_first in ((x, y, True), (y, x, False)):
+        axis = _short_repeat_axis(slow.shape, shape)
+        if axis is None or slow.dtype != dtype or not _leading_broadcast_only(fast.shape, shape):
+            continue
+        return axis, slow_first
+    return None
+
+
+def _by_last_position(ufunc, x, y, shape):
+    """``ufunc(x, y)`` with one call per index j of the short last axis, on
+    ``x[..., j]`` and ``y[..., j]`` (or ``[..., 0]`` for the operand broadcast there):
+    each element is the same operation on the same two numbers."""
+    out = np.empty(shape, x.dtype)
+    x_runs, y_runs = x.shape[-1] != 1, y.shape[-1] != 1
+    x0, y0 = x[..., 0], y[..., 0]
+    for j in range(shape[-1]):
+        ufunc(x[..., j] if x_runs else x0, y[..., j] if y_runs else y0, out=out[..., j])
+    return out
+
+
+def _short_repeat_axis(shape, out_shape):
+    """The one axis along which ``shape`` is repeated to ``out_shape``, if the run of
+    its own elements after that axis is short (else None)."""
+    axes = _broadcast_axes(shape, out_shape)
+    if len(axes) != 1:
+        return None
+    run = math.prod(out_shape[axes[0] + 1:])
+    return axes[0] if 1 < run < _SHORT_RUN else None
+
+
+def _leading_broadcast_only(shape, out_shape):
+    """Broadcast over leading axes only (or not at all): NumPy's loop stays long."""
+    axes = _broadcast_axes(shape, out_shape)
+    return axes == list(range(len(axes)))
+
+
+def _broadcast_axes(shape, out_shape) -> list:
+    """The axes of ``out_shape`` along which ``shape`` is repeated by broadcasting."""
+    pad = len(out_shape) - len(shape)
+    return [i for i, n in enumerate(out_shape) if n != 1 and (i < pad or shape[i - pad] == 1)]
 
 
 def add_reduce(x, axes: tuple, keepdims: bool):
@@ -104,18 +249,27 @@ def extreme_reduce(x, axes: tuple, ufunc, **kw):
 
 
 def mul_sum_to(g, x, shape: tuple):
-    """``sum_to(g * x, shape)``: the gradient of a product's operand of ``shape``.  When
-    the operand was broadcast over leading axes of large C-contiguous arrays ``g`` and ``x``
-    of one shape, one ``np.einsum`` (no ``g * x`` temporary; 37 us instead of 66 for
-    (1000, 10, 10) -> (10, 10)), adding the products in the order ``sum_to`` does."""
+    """``sum_to(g * x, shape)``: the gradient of a product's operand of ``shape``.  For
+    large C-contiguous float arrays ``g`` and ``x`` of one shape, one ``np.einsum`` over
+    the summed axes (no ``g * x`` temporary; (1000, 10, 10) -> (10, 10): 44 us, not 66;
+    (10, 1000, 10) -> (10, 1, 10): 62 us, not 121), the same sum up to rounding; except
+    over a short last axis, where the product and ``add_reduce``'s matrix-vector
+    product with ones are quicker, and for a one-element result (``add.reduce``'s
+    pairwise total)."""
     if (type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape
             and g.size >= _LARGE and g.dtype == x.dtype and g.dtype.kind == "f"
-            and g.flags.c_contiguous and x.flags.c_contiguous):
-        kept = leading_repeat_size(shape, g.shape)
-        if kept:
-            rows = (g.size // kept, kept)
-            return np.einsum("ij,ij->j", g.reshape(rows), x.reshape(rows)).reshape(shape)
+            and g.flags.c_contiguous and x.flags.c_contiguous and math.prod(shape) > 1):
+        lead = g.ndim - len(shape)
+        summed = [i for i, n in enumerate(g.shape)
+                  if i < lead or (shape[i - lead] == 1 and n != 1)]
+        if summed and not (summed[-1] == g.ndim - 1 and g.shape[-1] <= _SHORT_AXIS):
+            axes = _LETTERS[:g.ndim]
+            kept = "".join(c for i, c in enumerate(axes) if i not in summed)
+            return np.einsum(f"{axes},{axes}->{kept}", g, x).reshape(shape)
     return sum_to(g * x, shape)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
 def double_product(g, a):
@@ -155,6 +309,27 @@ def take_rows(x, key):
     return x[key]
 
 
+def split(x, indices, axis: int):
+    """``tuple(np.split(x, indices, axis))`` for cut points ``indices``: the slices
+    themselves, without ``np.split``'s Python wrapper (6.5 us for four parts of a
+    56-vector, against four slices at ~0.3 us each; also in a compiled program, where
+    the tracer records the slices)."""
+    lead = (slice(None),) * (axis % x.ndim)
+    bounds = (0, *indices, x.shape[axis])
+    return tuple(x[lead + (slice(a, b),)] for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def broadcast_to(x, shape: tuple):
+    """``np.broadcast_to(x, shape)`` (a read-only view); a one-element ``x`` (a full
+    reduction's gradient) is spread by zero strides directly, 6x faster than NumPy's
+    Python-level wrapper."""
+    if x.size == 1 and x.ndim <= len(shape) and (type(x) is np.ndarray or isinstance(x, np.generic)):
+        out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
+        out.flags.writeable = False   # as np.broadcast_to: one memory location, many elements
+        return out
+    return np.broadcast_to(x, shape)
+
+
 def exp_in_place(x):
     """``np.exp(x)``, written into ``x``'s own memory when ``x`` is an array: the caller
     hands over a fresh array it does not need again.  (A traced value takes ``np.exp``;
@@ -173,23 +348,6 @@ def mm(x, y):
     return x @ y
 
 
-def broadcast_axes(shape, out_shape) -> list:
-    """The axes of ``out_shape`` along which ``shape`` is repeated by broadcasting."""
-    pad = len(out_shape) - len(shape)
-    return [i for i, n in enumerate(out_shape) if n != 1 and (i < pad or shape[i - pad] == 1)]
-
-
-def leading_repeat_size(shape, out_shape) -> int:
-    """The size of ``shape`` when broadcasting it to ``out_shape`` repeats it over leading
-    axes only (``(10, 10)`` or ``(1, 10, 10)`` in ``(1000, 10, 10)``), else 0 (also for
-    one element: a scalar's sum is add.reduce's pairwise total)."""
-    axes = broadcast_axes(shape, out_shape)
-    if not axes or axes != list(range(len(axes))):
-        return 0
-    kept = math.prod(out_shape[len(axes):])
-    return kept if kept > 1 else 0
-
-
 def _is_row_gather(key, g, shape) -> bool:
     """``x[idx]`` with one 1-D integer array."""
     return (type(key) is np.ndarray and key.ndim == 1 and key.dtype.kind in "iu"
@@ -199,8 +357,9 @@ def _is_row_gather(key, g, shape) -> bool:
 
 def _scatter_rows(g, key, shape):
     """Sum the rows of ``g`` into rows ``key`` of zeros(shape): one 1-D ``np.add.at`` per
-    column when there are few columns (a camera's 7 parameters; NumPy's 1-D ``add.at``
-    has a fast loop, 15% quicker than ``bincount`` on a strided column), else one
+    column when there are few columns (a camera's 11 parameters: 0.40 ms, not 0.62 for
+    20000 rows; NumPy's 1-D ``add.at`` has a fast loop, quicker than ``bincount`` on a
+    strided column), else one
     ``bincount`` over (row, column) pairs.  Either way each output sums its rows in index
     order."""
     n = shape[0]

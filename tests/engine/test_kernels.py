@@ -62,6 +62,10 @@ def test_extreme_reduce_equals_numpy_nan_included(ufunc, shape):
 @pytest.mark.parametrize("gshape, shape", [
     ((1000, 10, 10), (10, 10)), ((1000, 10, 10), (1, 10, 10)), ((LARGE // 4, 4), (4,)),
     ((LARGE // 4 - 1, 4), (4,)), ((50, 100), (50, 1)), ((2, 3, 1000), (1, 3, 1)),
+    ((10, 500, 10), (10, 1, 10)),                          # a middle axis: einsum
+    ((LARGE // SHORT, SHORT), (LARGE // SHORT, 1)),        # a short last axis: product, @ ones
+    ((LARGE // SHORT, SHORT + 1), (LARGE // SHORT, 1)),    # one longer: einsum
+    ((LARGE, 2), (1, 1)), ((LARGE, 2), ()),                # one element: add.reduce
 ], ids=str)
 def test_mul_sum_to_equals_the_product_summed_back(gshape, shape):
     g, x = _rng(3).standard_normal(gshape), _rng(4).standard_normal(gshape)
@@ -81,10 +85,12 @@ def test_double_product_equals_g_times_2_times_a_for_spread_and_dense_g(shape):
 @pytest.mark.parametrize("shape, key", [
     ((4, 3), np.array([0, 1, 1, 3, 0])),                          # few columns: add.at per column
     ((6, 5, 4), np.array([5, 0, 5, 5, 2, 1, 0])),                 # many columns: bincount
+    ((6, kernels._FEW_COLUMNS), np.array([5, 0, 5, 1])),          # the most columns by add.at
+    ((6, kernels._FEW_COLUMNS + 1), np.array([5, 0, 5, 1])),      # one more: bincount
     ((6, 9), np.array([-1, 0, -1, 2])),                           # negative indices
     ((5,), np.array([4, 4, 0, 1])),                                # 1-D rows
     ((4, 3), (np.array([0, 1, 1]), np.array([2, 2, 0]))),          # not a row gather: add.at
-], ids=["few-columns", "bincount", "negative", "1-D", "pairs"])
+], ids=["few-columns", "bincount", "at-threshold", "past-threshold", "negative", "1-D", "pairs"])
 def test_index_add_equals_np_add_at(shape, key):
     idx = key if isinstance(key, tuple) else (key,)
     g = _rng(7).standard_normal(np.zeros(shape)[idx].shape)

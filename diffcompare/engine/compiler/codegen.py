@@ -15,6 +15,7 @@ import itertools
 import numpy as np
 
 from .tracer import GuardFailed, Tracer, _uniform
+from ..kernels import NUMPY_EQUIVALENTS
 from .tracing import KERNELS
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
@@ -283,7 +284,8 @@ class Program:
                 opts.append("keepdims=True")
             return f"{self._arg(a, operand=True)}.{op[1]}({', '.join(opts)})"
         call = {"ufunc": lambda: f"np.{op[1]}" + ("" if op[2] == "__call__" else f".{op[2]}"),
-                "call": lambda: f"np.{op[1]}", "kernel": lambda: op[1]}[kind]()
+                "call": lambda: op[1] if op[1] in NUMPY_EQUIVALENTS else f"np.{op[1]}",
+                "kernel": lambda: op[1]}[kind]()
         if kind == "kernel" or (kind == "call" and (op[1] in _SHAPED_CALLS or op[1].startswith("linalg."))):
             tracer_dtype = None     # a constant's shape matters: never written as one number
         parts = [self._arg(x, tracer_dtype) for x in args]

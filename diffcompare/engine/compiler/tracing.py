@@ -67,8 +67,8 @@ def _recording(name, kernel):
 
 
 #: the kernels as they are (what a generated program calls), by name
-KERNELS = {name: getattr(kernels, name) for name in kernels.TRACED}
-_PATCHES = [(kernels, name, _recording(name, k)) for name, k in KERNELS.items()]
+KERNELS = {name: getattr(kernels, name) for name in kernels.TRACED + kernels.NUMPY_EQUIVALENTS}
+_PATCHES = [(kernels, name, _recording(name, KERNELS[name])) for name in kernels.TRACED]
 
 
 @contextlib.contextmanager

@@ -46,7 +46,7 @@ from ..function import Function
 from ..tensor import Tensor
 from .. import kernels
 from . import dual
-from .broadcasting import binary
+from ..kernels import binary
 
 
 #: name -> the Function class each row of the table below made

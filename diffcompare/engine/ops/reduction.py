@@ -66,7 +66,7 @@ class _Reduction(Function):
         if type(g) in _ONE_ELEMENT_TYPES and g.size == 1:
             # a full reduction's gradient (a NumPy scalar after `g / count`): spread by
             # zero strides, no reshape needed
-            return dual.broadcast_to_array(g, self.in_shape)
+            return kernels.broadcast_to(g, self.in_shape)
         if not self.keepdims:
             g = g.reshape(self.keep_shape)
         return dual.broadcast_to(g, self.in_shape)
