@@ -15,10 +15,11 @@ call to each kernel named in ``TRACED`` as one step of the program
 the generated code calls the same function, so a compiled program takes the same
 fast paths, chosen at run time by the same tests.  Every traced kernel returns a
 new array that no operand shares (the generated code may write into it).  The
-other kernels (``binary``, ``sum_to``, ``split``, ``broadcast_to``, ``exp_in_place``,
-``mm``) run on traced values as they are: their plain forms are what the tracer
-records, and where their choice depends on shapes alone they call a traced kernel
-(``binary`` calls ``broadcast_binary`` for the broadcasts it repeats).  The
+other kernels (``binary``, ``mm_tn``, ``sum_to``, ``split``, ``broadcast_to``,
+``exp_in_place``, ``mm``) run on traced values as they are: their plain forms are
+what the tracer records, and where their choice depends on shapes alone they call a
+traced kernel (``binary`` calls ``broadcast_binary`` for the broadcasts it repeats,
+``mm_tn`` calls ``transposed_product`` for the shapes where that layout is faster).  The
 generated code calls the kernels in ``NUMPY_EQUIVALENTS`` in place of the NumPy
 function of the same name (``np.broadcast_to``: a view, as NumPy's).
 """
@@ -33,7 +34,7 @@ import numpy as np
 #: kernels with the signature and result of the NumPy function of their name: a generated
 #: program calls the kernel where the trace recorded the NumPy function
 NUMPY_EQUIVALENTS = ("broadcast_to",)
-TRACED = ("broadcast_binary", "add_reduce", "extreme_reduce", "mul_sum_to", "double_product",
+TRACED = ("broadcast_binary", "transposed_product", "add_reduce", "extreme_reduce", "mul_sum_to", "double_product",
           "index_add", "take_rows")
 
 _SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
@@ -335,6 +336,23 @@ def exp_in_place(x):
     hands over a fresh array it does not need again.  (A traced value takes ``np.exp``;
     the compiled program's buffer planning writes it in place where that is safe.)"""
     return np.exp(x, out=x) if type(x) is np.ndarray else np.exp(x)
+
+
+def mm_tn(a, g):
+    """``a.T @ g`` for 2-D ``a`` and ``g`` (a weight's gradient ``X.T @ G``).  Where the
+    result has more rows than columns and ``a`` is large, ``transposed_product``; else
+    ``mm(a.T, g)``.  Tensors (a ``create_graph`` backward) and traced values as well."""
+    if a.shape[1] > g.shape[1] and a.size >= _LARGE:
+        return transposed_product(a, g)
+    return mm(a.T, g)
+
+
+def transposed_product(a, g):
+    """``a.T @ g`` computed as ``(g.T @ a).T``: the same dot products (up to the order of
+    BLAS's rounding), in the layout OpenBLAS runs faster for a tall result ((1000, 784)
+    and (1000, 50): 1.67 ms, not 2.49; (20000, 11) and (20000, 3): 170 us, not 191).
+    The result is the transpose (a view) of a new array."""
+    return (g.T @ a).T
 
 
 def mm(x, y):

@@ -18,6 +18,34 @@ def _rng(seed):
 LARGE, SHORT, FEW = kernels._LARGE, kernels._SHORT_AXIS, kernels._FEW
 
 
+@pytest.mark.parametrize("ufunc", [np.add, np.subtract, np.multiply, np.true_divide])
+@pytest.mark.parametrize("xs, ys", [
+    ((300, 1, 8), (100, 8)),                    # a short run repeated: np.repeat
+    ((1, 1000, 10), (10, 1, 10)),               # GMM's x - means: both broadcast
+    ((20000, 3), (20000, 1)),                   # a short last axis: by position
+    ((20000, 4), (20000, 1)),                   # one longer: the ufunc
+    ((kernels._MIN_RESULT // 8, 1, 8), (1, 8)), # the result at its threshold
+    ((kernels._MIN_RESULT // 8 - 1, 1, 8), (1, 8)),
+    ((2, 1, 1, 8), (3, 900, 8)),                # extra leading and size-1 axes
+], ids=str)
+def test_broadcast_binary_equals_the_ufunc(ufunc, xs, ys):
+    x, y = _rng(10).standard_normal(xs), _rng(11).standard_normal(ys) + 3.0
+    for a, b in ((x, y), (y, x)):
+        np.testing.assert_array_equal(kernels.broadcast_binary(ufunc, a, b), ufunc(a, b))
+        np.testing.assert_array_equal(kernels.binary(ufunc, a, b), ufunc(a, b))
+
+
+def test_split_and_broadcast_to_equal_numpy():
+    x = _rng(12).standard_normal((3, 56))
+    for axis, cuts in ((1, (14, 28, 42)), (0, (1,)), (-1, (0, 56))):
+        got, want = kernels.split(x, cuts, axis), np.split(x, cuts, axis)
+        assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
+    for v in (np.float64(2.5), np.array([2.5]), np.array([[1.0, 2.0]])):
+        got = kernels.broadcast_to(v, (4, 3, 2))
+        np.testing.assert_array_equal(got, np.broadcast_to(v, (4, 3, 2)))
+        assert not got.flags.writeable
+
+
 @pytest.mark.parametrize("shape, axes", [
     ((LARGE // 8, 8), (1,)),                  # short last axis, at the size threshold: @ ones
     ((LARGE // 8 - 1, 8), (1,)),              # one row below it: add.reduce
@@ -120,7 +148,7 @@ def test_compiled_program_calls_the_kernels():
     value, (gt, gx) = g(table, x, idx)
     src = g.source
     assert "add_reduce(" in src and "index_add(" in src and "take_rows(" in src
-    assert "np.add.at" not in src
+    assert "np.add.at" not in src and "broadcast_binary" not in src   # no broadcast repeated
     rows = table[idx]
     want_gt = np.zeros_like(table)
     np.add.at(want_gt, idx, 2 * rows * x * x)
@@ -140,3 +168,31 @@ def test_compiled_objectives_match_torch(name, size):
     want = backends.compute_gradient(backends.get("torch"), p, inputs, cot)
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+def test_compiled_broadcast_repeats_where_eager_does_and_stays_an_operator_elsewhere():
+    def f(x, c):
+        return ((x[:, None, :] - c) ** 2).sum()
+
+    rng = _rng(13)
+    x, c = rng.standard_normal((300, 8)), rng.standard_normal((100, 8))
+    g = engine_compile(f, wrt=(0, 1))
+    value, (gx, gc) = g(x, c)
+    assert "broadcast_binary(np.subtract" in g.ssa_source
+    d = x[:, None, :] - c
+    np.testing.assert_allclose(value, (d ** 2).sum(), rtol=1e-12)
+    np.testing.assert_allclose(gx, 2 * d.sum(axis=1), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(gc, -2 * d.sum(axis=0), rtol=1e-12, atol=1e-12)
+    small = engine_compile(f, wrt=(0, 1))
+    small(x[:3], c[:4])
+    assert "broadcast_binary" not in small.ssa_source and " - " in small.ssa_source
+
+
+@pytest.mark.parametrize("ashape, gcols", [
+    ((1000, 784), 50), ((LARGE // 8, 8), 7), ((LARGE // 8 - 1, 8), 7),   # size threshold
+    ((LARGE // 8, 8), 8), ((64, 10), 50),                                # not tall: a.T @ g
+], ids=str)
+def test_mm_tn_equals_a_transposed_times_g(ashape, gcols):
+    a, g = _rng(14).standard_normal(ashape), _rng(15).standard_normal((ashape[0], gcols))
+    np.testing.assert_allclose(kernels.mm_tn(a, g), a.T @ g, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(kernels.transposed_product(a, g), a.T @ g, rtol=1e-12, atol=1e-12)

@@ -34,7 +34,7 @@ class Matmul(Function):
         need_a, need_b = self.needs_input_grad
         if len(a_shape) == 2 and len(b_shape) == 2:   # the common case, no reshaping
             return (kernels.mm(g, self.saved_value("other").T) if need_a else None,
-                    kernels.mm(self.saved_value("self").T, g) if need_b else None)
+                    kernels.mm_tn(self.saved_value("self"), g) if need_b else None)
         # Promote vectors to matrices the way matmul does, so one formula serves all.
         a2_shape = (1,) + a_shape if len(a_shape) == 1 else a_shape
         b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape

@@ -140,7 +140,7 @@ class LogSumExp(_Reduction):
     recomputes exp(x - result), one exp per element, the costliest step of the op,
     and dividing by the sum in the output's shape (not x's) saves a pass over x.
     A backward with ``create_graph`` uses the recorded formula on ``self`` and
-    ``result`` instead, and a traced forward (``compile``) saves neither.
+    ``result`` instead.
     """
 
     saves_result = True
@@ -167,7 +167,8 @@ class LogSumExp(_Reduction):
     def _log_sum(self, x, m, axes):
         e = kernels.exp_in_place(x - m)
         total = kernels.add_reduce(e, axes, True)
-        if self.needs_input_grad and type(e) is np.ndarray:
+        if self.needs_input_grad and np.ndim(e):
+            # (a traced forward saves them too: the compiled backward reads exp, not recomputes it)
             self.save_for_backward(exp=Tensor._make(e), sum_exp=Tensor._make(total))
         return np.log(total) + m
 
