@@ -285,8 +285,9 @@ class Mul(Function):
 
 
 def _times(g, x, shape):
-    """``g * x`` summed back to an operand's ``shape`` (the kernel, where there is a sum)."""
-    return g * x if g.shape == shape else kernels.mul_sum_to(g, x, shape)
+    """``g * x`` summed back to an operand's ``shape``: ``binary`` (a large broadcast of
+    ``x`` repeats first) where nothing is summed, else the kernel ``mul_sum_to``."""
+    return binary(np.multiply, g, x) if g.shape == shape else kernels.mul_sum_to(g, x, shape)
 
 
 class Div(Function):
