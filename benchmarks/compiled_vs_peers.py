@@ -18,7 +18,8 @@ Timing reuses ``diffcompare.measure.timing.time_call``; samples are taken round-
 medians are reported, and the ratios are medians of the per-round ratios (compiled's
 sample over the peer's sample of the same round).  ``--cpu-time`` times with
 ``time.process_time`` (this process's CPU time), which leaves out the time other
-processes hold the CPU on a shared machine.  One BLAS thread, process pinned to one CPU.
+processes hold the CPU on a shared machine.  The runner's worker environment (one
+BLAS/OpenMP/XLA thread, its malloc settings), process pinned to one CPU.
 
 Usage::
 
@@ -35,12 +36,17 @@ import statistics
 import sys
 import time
 
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS"):
-    os.environ[_var] = "1"
+from diffcompare.runner.environment import pin_to_one_cpu, worker_env  # noqa: E402
+
+# The runner's worker environment (one BLAS/OpenMP/XLA thread, and its malloc settings,
+# which keep freed buffers in the process: without them every array over glibc's mmap
+# threshold is mapped afresh and page-faulted on each call), by re-executing once.
+_ENV = worker_env()
+if any(os.environ.get(k) != v for k, v in _ENV.items() if k != "XLA_FLAGS"):
+    os.execve(sys.executable, [sys.executable] + sys.argv, _ENV)
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-if hasattr(os, "sched_setaffinity"):
-    os.sched_setaffinity(0, {sorted(os.sched_getaffinity(0))[-1]})
+pin_to_one_cpu()
 
 import numpy as np  # noqa: E402
 

@@ -273,7 +273,7 @@ def test_report_seed001_answer_shows_the_derived_program():
 
 
 def test_gradients_summed_back_over_broadcast_axes_match_the_eager_engine():
-    # The engine's sum_to_array runs on Tracers unchanged (tensor.data_types seam).
+    # The engine's kernels.sum_to runs on Tracers unchanged (its plain form is recorded).
     def f(x, a, b, c):
         return ((x * a + b) * c).sum()
 
