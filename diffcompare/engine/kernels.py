@@ -46,6 +46,10 @@ _MIN_RESULT = 16384  # ... from this many elements of the result
 _SHORT_LAST = 3      # ... a broadcast last axis this short runs column by column (2x faster at 2, slower from 4)
 _FEW_COLUMNS = 12    # index_add: at most this many columns, one 1-D np.add.at per column
 
+#: below this many elements in its first operand a kernel is its plain form, which
+#: ``compile`` records as it is (``x.sum()``, not a call): readable small programs
+MIN_SIZE = {"add_reduce": _LARGE, "mul_sum_to": _LARGE, "double_product": _LARGE}
+
 
 def binary(ufunc, x, y):
     """``ufunc(x, y)`` for ``np.add``/``subtract``/``multiply``/``true_divide``, written as
@@ -246,7 +250,12 @@ def extreme_reduce(x, axes: tuple, ufunc, **kw):
         for i in range(2, x.shape[-1]):
             ufunc(out, x[..., i], out=out)
         return out[..., None]
-    return ufunc.reduce(x, axis=axes, keepdims=True, **kw)
+    if type(x) is np.ndarray:
+        return ufunc.reduce(x, axis=axes, keepdims=True, **kw)
+    return _REDUCTION_OF[ufunc](x, axis=axes, keepdims=True, **kw)   # np.max / np.min
+
+
+_REDUCTION_OF = {np.maximum: np.max, np.minimum: np.min}
 
 
 def mul_sum_to(g, x, shape: tuple):

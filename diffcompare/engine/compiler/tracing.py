@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
+import numpy as np
+
 
 from .. import autograd, grad_mode, kernels
 from ..tensor import Tensor, data_types
@@ -57,9 +59,12 @@ def _label_gradients(node, output_nr, out: Tracer):
 
 def _recording(name, kernel):
     """``kernel``, recording one step when an operand is traced (a traced array, or a
-    traced index such as sort's permutation, computed when the program is called)."""
+    traced index such as sort's permutation, computed when the program is called); where
+    ``kernels.MIN_SIZE`` says the kernel is its plain form at this size, that form."""
+    least = kernels.MIN_SIZE.get(name, 0)
+
     def call(*args, **kwargs):
-        if _trace_of((args, tuple(kwargs.values()))) is None:
+        if _trace_of((args, tuple(kwargs.values()))) is None or (least and np.size(args[0]) < least):
             return kernel(*args, **kwargs)
         return _apply(("kernel", name), kernel, args, kwargs)
     call.__name__ = call.__qualname__ = name
@@ -68,20 +73,24 @@ def _recording(name, kernel):
 
 #: the kernels as they are (what a generated program calls), by name
 KERNELS = {name: getattr(kernels, name) for name in kernels.TRACED + kernels.NUMPY_EQUIVALENTS}
-_PATCHES = [(kernels, name, _recording(name, KERNELS[name])) for name in kernels.TRACED]
+_PATCHES = {name: (kernels, name, _recording(name, KERNELS[name])) for name in kernels.TRACED}
 
 
 @contextlib.contextmanager
-def _tracing():
+def _tracing(recorded=kernels.TRACED):
+    """Swap the kernels named in ``recorded`` for recording versions (the sparsity walker,
+    whose rules know NumPy's operations, records only ``index_add``: the others' plain
+    forms are traced op by op)."""
+    patches = [_PATCHES[name] for name in recorded]
     with _LOCK:
-        missing = [f"{obj.__name__}.{name}" for obj, name, _ in _PATCHES if name not in obj.__dict__]
+        missing = [f"{obj.__name__}.{name}" for obj, name, _ in patches if name not in obj.__dict__]
         if missing:
             raise TraceError(f"compile: the engine no longer has {missing}, which tracing "
                              "swaps for a Tracer-keeping version; update "
                              "diffcompare/engine/compiler/tracing.py to the engine's new names.")
-        saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in _PATCHES]
+        saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in patches]
         try:
-            for obj, name, new in _PATCHES:
+            for obj, name, new in patches:
                 setattr(obj, name, new)
             yield
         finally:
