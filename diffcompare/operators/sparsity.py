@@ -117,7 +117,7 @@ def _record(fn, inputs, wrt, backward):
     trace = Trace()
     trace.grad_names = {}
     offsets = [0]
-    with _tracing():
+    with _tracing(recorded=("index_add",)):
         tensors = []
         for i, a in enumerate(inputs):
             a = np.asarray(a)

@@ -274,7 +274,7 @@ def test_report_seed001_answer_shows_the_derived_program():
 
 
 def test_gradients_summed_back_over_broadcast_axes_match_the_eager_engine():
-    # The engine's sum_to_array runs on Tracers unchanged (tensor.data_types seam).
+    # The engine's kernels.sum_to runs on Tracers unchanged (its plain form is recorded).
     def f(x, a, b, c):
         return ((x * a + b) * c).sum()
 
@@ -374,3 +374,17 @@ def test_a_short_trace_does_not_warn():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compile(lambda x: (x * x).sum())(np.ones(3))
+
+
+def test_logsumexp_backward_reads_the_forward_exp_and_matches_torch():
+    # the compiled program saves exp(x - max) from the forward, as eager does: one np.exp
+    torch = pytest.importorskip("torch")
+    from diffcompare.engine import logsumexp
+
+    x = np.random.default_rng(5).standard_normal((4, 1, 30)) * 3
+    g = compile(lambda a: logsumexp(a, axis=2).sum(), wrt=(0,))
+    value, (gx,) = g(x)
+    assert g.source.count("np.exp(") == 1
+    t = torch.tensor(x, requires_grad=True)
+    torch.logsumexp(t, dim=2).sum().backward()
+    np.testing.assert_allclose(gx, t.grad.numpy(), rtol=1e-6, atol=1e-8)

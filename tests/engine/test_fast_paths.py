@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 
 import diffcompare.engine as E
-from diffcompare.engine import Tensor, autograd
-from diffcompare.engine.ops import dual, reduction
+from diffcompare.engine import Tensor, autograd, kernels
 
 torch = pytest.importorskip("torch")
 
@@ -20,8 +19,8 @@ def _rng(key):
 
 
 # a last axis short enough, and enough elements, for the matrix-vector route; and not
-BIG_SHORT = (dual._LARGE // 4 + 3, 4)
-SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, dual._SHORT_AXIS + 1)]
+BIG_SHORT = (kernels._LARGE // 4 + 3, 4)
+SHAPES = [BIG_SHORT, (3, 50, 8), (5, 4), (2, kernels._SHORT_AXIS + 1)]
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=str)
@@ -116,7 +115,7 @@ def test_row_gather_out_of_range_is_an_index_error():
 
 def test_scatter_rows_float32_keeps_dtype():
     g = _rng(10).standard_normal((5, 3)).astype(np.float32)
-    out = dual.index_add_array(g, np.array([0, 1, 1, 3, 0]), (4, 3), True)
+    out = kernels.index_add(g, np.array([0, 1, 1, 3, 0]), (4, 3), True)
     assert out.dtype == np.float32 and out.shape == (4, 3)
     np.testing.assert_allclose(out[1], g[1] + g[2], rtol=1e-6)
 
@@ -131,7 +130,7 @@ def test_basic_index_with_ellipsis_alone_is_a_view():
 
 
 @pytest.mark.parametrize("op", ["max", "min"])
-@pytest.mark.parametrize("shape", [(reduction._FEW * 64, 5), (3, 4), (40, reduction._FEW + 1)], ids=str)
+@pytest.mark.parametrize("shape", [(kernels._FEW * 64, 5), (3, 4), (40, kernels._FEW + 1)], ids=str)
 def test_max_min_over_last_axis_value_and_gradient_with_and_without_ties(op, shape):
     a = _rng(11).standard_normal(shape)
     tied = a.copy()
@@ -149,7 +148,7 @@ def test_max_min_over_last_axis_value_and_gradient_with_and_without_ties(op, sha
 
 
 def test_max_over_short_axis_propagates_nan():
-    a = _rng(13).standard_normal((reduction._FEW * 64, 4))
+    a = _rng(13).standard_normal((kernels._FEW * 64, 4))
     a[3, 2] = np.nan
     x = Tensor(a, requires_grad=True)
     with np.errstate(invalid="ignore"):   # the NaN row's share is 0/0, as before
@@ -246,8 +245,8 @@ def test_short_last_axis_broadcast_of_strided_views_is_the_operator(op, dtype):
 
 def test_sum_to_over_a_short_last_axis_matches_numpy():
     g = _rng(18).standard_normal((20000, 2))
-    np.testing.assert_allclose(dual.sum_to_array(g, (20000, 1)), g.sum(1, keepdims=True), rtol=1e-14)
-    np.testing.assert_allclose(dual.sum_to_array(g, (1,)), g.sum().reshape(1), rtol=1e-12)
+    np.testing.assert_allclose(kernels.sum_to(g, (20000, 1)), g.sum(1, keepdims=True), rtol=1e-14)
+    np.testing.assert_allclose(kernels.sum_to(g, (1,)), g.sum().reshape(1), rtol=1e-12)
 
 
 @pytest.mark.parametrize("b_shape", [(50, 8), (1, 8), (30, 1, 1)], ids=str)
@@ -257,7 +256,7 @@ def test_sub_sums_a_broadcast_gradient_back_before_negating_it(b_shape):
     w = _rng(21).standard_normal((30, 50, 8))
     x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
     (E.sub(x, y) * w).sum().backward()
-    np.testing.assert_array_equal(y.grad.data, dual.sum_to_array(-w, b_shape))   # exactly
+    np.testing.assert_array_equal(y.grad.data, kernels.sum_to(-w, b_shape))   # exactly
     np.testing.assert_array_equal(x.grad.data, w)
     (gy,) = autograd.grad((E.sub(x, y) * Tensor(w)).sum(), y, create_graph=True)   # recorded
     np.testing.assert_array_equal(gy.data, y.grad.data)
@@ -302,7 +301,7 @@ def test_mul_gradient_of_a_leading_broadcast_operand_is_the_summed_product(small
     for first in (True, False):
         x, y = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
         ((x * y if first else y * x) * Tensor(w)).sum().backward()
-        np.testing.assert_allclose(y.grad.data, dual.sum_to_array(w * a, small_shape), rtol=1e-13)
+        np.testing.assert_allclose(y.grad.data, kernels.sum_to(w * a, small_shape), rtol=1e-13)
         np.testing.assert_array_equal(x.grad.data, w * np.broadcast_to(b, a.shape))
         assert y.grad.shape == small_shape
 
@@ -312,7 +311,7 @@ def test_mul_gradient_of_a_leading_broadcast_operand_is_the_summed_product(small
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_sum_over_leading_axes_matches_numpy(shape, axes, keepdims):
     x = _rng(27).standard_normal(shape)
-    out = dual.add_reduce(x, axes, keepdims)
+    out = kernels.add_reduce(x, axes, keepdims)
     np.testing.assert_allclose(out, np.add.reduce(x, axis=axes, keepdims=keepdims), rtol=1e-13, atol=1e-13)
     assert out.shape == np.add.reduce(x, axis=axes, keepdims=keepdims).shape
     t = Tensor(x, requires_grad=True)
@@ -329,7 +328,7 @@ def test_square_backward_of_a_full_sum_and_half_precision_sums():
     (x ** 2).sum().backward()   # a scalar spread everywhere: the plain formula
     np.testing.assert_array_equal(x.grad.data, 2.0 * a)
     h = _rng(30).standard_normal((4096, 4)).astype(np.float16)   # leading-axis sum: NumPy's
-    np.testing.assert_array_equal(dual.add_reduce(h, (0,), False), np.add.reduce(h, axis=0))
+    np.testing.assert_array_equal(kernels.add_reduce(h, (0,), False), np.add.reduce(h, axis=0))
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -382,7 +381,7 @@ def test_sum_over_one_middle_axis_is_numpys_reduce_exactly(shape, axis, dtype, k
     """The einsum route adds the same rows in the same order: equal bit for bit."""
     x = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
     x.flat[7] = np.nan
-    out = dual.add_reduce(x, (axis,), keepdims)
+    out = kernels.add_reduce(x, (axis,), keepdims)
     want = np.add.reduce(x, axis=axis, keepdims=keepdims)
     assert out.dtype == want.dtype and out.shape == want.shape
     np.testing.assert_array_equal(out, want)

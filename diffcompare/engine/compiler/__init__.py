@@ -77,9 +77,12 @@ import numpy as np
 
 from .codegen import Program
 from .tracer import GuardFailed, TraceError, Tracer
-from .tracing import trace as _trace
+from .tracing import KERNELS, trace as _trace
 
 __all__ = ["compile", "CompiledGradient", "TraceError"]
+
+#: names the generated code uses itself (an argument so named gets a "_" appended)
+_RESERVED = {"np", "_Retrace", *KERNELS}
 
 
 def compile(fn, wrt=(0,), *, xp=None, names=None, max_variants=8):
@@ -196,7 +199,7 @@ class CompiledGradient:
         names += [f"arg{i}" for i in range(len(names), n)]
         seen, out = set(), []
         for nm in names:
-            nm = nm if nm not in seen and nm not in ("np", "index_add") else nm + "_"
+            nm = nm if nm not in seen and nm not in _RESERVED else nm + "_"
             seen.add(nm)
             out.append(nm)
         return out

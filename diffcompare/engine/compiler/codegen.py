@@ -14,8 +14,9 @@ import itertools
 
 import numpy as np
 
-from ..ops import dual
 from .tracer import GuardFailed, Tracer, _uniform
+from ..kernels import NUMPY_EQUIVALENTS
+from .tracing import KERNELS
 
 _BINARY = {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "pow": "**", "matmul": "@",
            "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "==", "ne": "!=", "and": "&",
@@ -26,7 +27,6 @@ _VIEWS = {("method", "T"), ("method", "reshape"), ("method", "transpose"), ("met
           "getitem", ("call", "broadcast_to"), ("call", "transpose"), ("call", "moveaxis"),
           ("call", "split"), ("call", "squeeze"), ("call", "expand_dims"), ("call", "reshape"),
           ("call", "flip"), ("call", "diagonal")}
-_HELPERS = {"index_add": "index_add"}
 #: calls whose constant operands keep their shape (an einsum's ones(n) is not the number 1.0)
 _SHAPED_CALLS = {"einsum", "tensordot", "kron", "inner", "outer", "dot", "vdot", "cross", "trace",
                  "diagonal", "matrix_transpose"}
@@ -53,9 +53,8 @@ def _ufunc_of(s):
 
 def _fresh(step):
     """Whether the step's result is a new array nobody else holds (safe to overwrite)."""
-    return (_ufunc_of(step) is not None or step.op == "matmul" or step.op[0] == "reduce"
-            or step.op in (("call", "where"), ("method", "astype"), ("method", "copy"),
-                           ("call", "index_add")))
+    return (_ufunc_of(step) is not None or step.op == "matmul" or step.op[0] in ("reduce", "kernel")
+            or step.op in (("call", "where"), ("method", "astype"), ("method", "copy")))
 _COUNTER = itertools.count()
 
 
@@ -84,7 +83,7 @@ class Program:
         self._spec = (outputs, out_names, func_name, grad_names)
         phases = ("forward",) if value_only else ("forward", "backward")
         self.steps = live_steps(outputs, True, [s for s in trace.steps if s.phase in phases])
-        self.namespace = {"np": np, "index_add": dual.index_add_array, "_Retrace": GuardFailed}
+        self.namespace = {"np": np, "_Retrace": GuardFailed, **KERNELS}
         self._names = {}
         self._uses = {}
         # a returned value is assigned its name, even a view written inline elsewhere (x.T)
@@ -146,9 +145,11 @@ class Program:
         array of the same shape and dtype, this step is its last use, nothing views it, and it
         is not an output.  ``{id(step): operand}``.
 
-        Also ``a + index_add(g, key)`` (the backward of indexing, zeros with ``g`` at
+        Also ``a + index_add(g, key)`` (the backward of basic indexing, zeros with ``g`` at
         ``key``) becomes ``a[key] += g`` when ``a``'s buffer can be reused: no zeros array
-        per slice (``self.scatter``: step -> the index_add step folded into it)."""
+        per slice (``self.scatter``: step -> the index_add step folded into it).  An
+        accumulating scatter (advanced indexing) stays the kernel's call, whose row
+        scatter is faster than ``np.add.at`` into ``a``."""
         last, viewed = {}, set()
         for i, s in enumerate(self.steps):
             for t in s.tracers():
@@ -161,7 +162,8 @@ class Program:
             if s.op == "add" and len(s.args) == 2:
                 for x, y in (s.args, s.args[::-1]):
                     if (type(x) is Tracer and type(y) is Tracer and x is not y and y.step is not None
-                            and y.step.op == ("call", "index_add") and self._uses.get(id(y)) == 1
+                            and y.step.op == ("kernel", "index_add") and not y.step.args[3]
+                            and self._uses.get(id(y)) == 1
                             and id(y) not in protected and type(y.step.args[0]) is Tracer):
                         scatter[id(s)] = (x, y.step)
                         g = y.step.args[0]
@@ -228,6 +230,8 @@ class Program:
             return repr(x)
         if type(x) is slice:
             return f"slice({x.start!r}, {x.stop!r}, {x.step!r})"
+        if type(x) is np.ufunc:
+            return f"np.{x.__name__}"
         return self._const(x, dtype_like)
 
     def _key(self, key):
@@ -280,8 +284,9 @@ class Program:
                 opts.append("keepdims=True")
             return f"{self._arg(a, operand=True)}.{op[1]}({', '.join(opts)})"
         call = {"ufunc": lambda: f"np.{op[1]}" + ("" if op[2] == "__call__" else f".{op[2]}"),
-                "call": lambda: _HELPERS.get(op[1], f"np.{op[1]}")}[kind]()
-        if kind == "call" and (op[1] in _SHAPED_CALLS or op[1].startswith("linalg.")):
+                "call": lambda: op[1] if op[1] in NUMPY_EQUIVALENTS else f"np.{op[1]}",
+                "kernel": lambda: op[1]}[kind]()
+        if kind == "kernel" or (kind == "call" and (op[1] in _SHAPED_CALLS or op[1].startswith("linalg."))):
             tracer_dtype = None     # a constant's shape matters: never written as one number
         parts = [self._arg(x, tracer_dtype) for x in args]
         parts += [f"{k}={self._arg(v)}" for k, v in kw.items()]
@@ -310,23 +315,21 @@ class Program:
             if id(s) in self.skip:
                 continue
             if id(s) in self.scatter:                    # a[key] += g: the index_add folded in
-                g, key, _, accumulate = self.scatter[id(s)].args
+                g, key, _, _ = self.scatter[id(s)].args
                 buf = self._names[id(self.reuse[id(s)])]
-                lines.append(f"    np.add.at({buf}, {self._arg(key)}, {self._arg(g)})" if accumulate
-                             else f"    {buf}[{self._key(key)}] += {self._arg(g)}")
+                lines.append(f"    {buf}[{self._key(key)}] += {self._arg(g)}")
                 if targets != buf:
                     lines.append(f"    {targets} = {buf}")
                 continue
             if id(s) in self.reuse:
                 lines.append("    " + self._in_place(s, targets))
                 continue
-            if s.op == ("call", "index_add"):       # zeros, with the gradient written at the index
-                g, key, shape, accumulate = s.args
+            if s.op == ("kernel", "index_add") and not s.args[3]:   # zeros, g written at the slice
+                g, key, shape, _ = s.args
                 dtype = s.outs[0].dtype
                 zeros = f"np.zeros({self._arg(shape)}" + ("" if dtype == np.float64 else f", np.{dtype.name}") + ")"
                 lines.append(f"    {targets} = {zeros}")
-                lines.append(f"    np.add.at({targets}, {self._arg(key)}, {self._arg(g)})" if accumulate
-                             else f"    {targets}[{self._key(key)}] = {self._arg(g)}")
+                lines.append(f"    {targets}[{self._key(key)}] = {self._arg(g)}")
                 continue
             if len(s.outs) == 1 and type(s.outs) is list and s.op == ("call", "split"):
                 targets += ","

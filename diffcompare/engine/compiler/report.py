@@ -119,7 +119,7 @@ class _Math:
             if op[1] == "maximum" and type(args[1]) is not Tracer and not np.any(args[1]):
                 name, args = "relu", args[:1]
             return f"{name}({', '.join(self.arg(x) for x in args)})"
-        if op == ("call", "index_add"):
+        if op == ("kernel", "index_add"):
             g, key, shape, _ = args
             return f"0{tuple(shape)} with [{self.p._key(key)}] = {self.arg(g)}"
         name = op[1] if isinstance(op, tuple) else op

@@ -10,20 +10,21 @@ Two seams of the engine let Tracers through: ``Tracer`` is registered, once, in
 ``tensor.data_types``, so ``Tensor._make`` keeps it as ``data`` (and tells us
 which node made it, so the gradients arriving there can be named after its
 outputs: each traced node's ``backward`` is wrapped on the instance, and those
-nodes are private to the trace); ``dual.sum_to_array`` sums a registered stand-in
-as it is.  One helper still turns arrays into NumPy arrays, the scatter
-``dual.index_add_array``: it is swapped, only while tracing and under a lock,
-for a version that records one step (another thread's arrays pass through it
-unchanged).
+nodes are private to the trace); and the engine's shape-dependent kernels
+(``engine/kernels.py``, those in ``kernels.TRACED``) are swapped, only while
+tracing and under a lock, for versions that record one step ``("kernel", name)``
+each (another thread's arrays pass through them unchanged), so that the
+generated program calls the same kernel and takes its fast paths.
 """
 from __future__ import annotations
 
 import contextlib
 import threading
 
+import numpy as np
 
-from .. import autograd, grad_mode
-from ..ops import dual
+
+from .. import autograd, grad_mode, kernels
 from ..tensor import Tensor, data_types
 from .tracer import Trace, TraceError, Tracer, _apply, _trace_of, user_line
 
@@ -56,28 +57,40 @@ def _label_gradients(node, output_nr, out: Tracer):
     outs[output_nr] = out
 
 
-def _index_add_array(g, key, shape, accumulate):
-    # a traced gradient, or a traced index (sort's permutation, computed when called)
-    if type(g) is not Tracer and _trace_of(key if type(key) is tuple else (key,)) is None:
-        return _ORIGINAL["index_add_array"](g, key, shape, accumulate)
-    return _apply(("call", "index_add"), _ORIGINAL["index_add_array"], (g, key, tuple(shape), accumulate))
+def _recording(name, kernel):
+    """``kernel``, recording one step when an operand is traced (a traced array, or a
+    traced index such as sort's permutation, computed when the program is called); where
+    ``kernels.MIN_SIZE`` says the kernel is its plain form at this size, that form."""
+    least = kernels.MIN_SIZE.get(name, 0)
+
+    def call(*args, **kwargs):
+        if _trace_of((args, tuple(kwargs.values()))) is None or (least and np.size(args[0]) < least):
+            return kernel(*args, **kwargs)
+        return _apply(("kernel", name), kernel, args, kwargs)
+    call.__name__ = call.__qualname__ = name
+    return call
 
 
-_ORIGINAL = {"index_add_array": dual.index_add_array}
-_PATCHES = [(dual, "index_add_array", _index_add_array)]
+#: the kernels as they are (what a generated program calls), by name
+KERNELS = {name: getattr(kernels, name) for name in kernels.TRACED + kernels.NUMPY_EQUIVALENTS}
+_PATCHES = {name: (kernels, name, _recording(name, KERNELS[name])) for name in kernels.TRACED}
 
 
 @contextlib.contextmanager
-def _tracing():
+def _tracing(recorded=kernels.TRACED):
+    """Swap the kernels named in ``recorded`` for recording versions (the sparsity walker,
+    whose rules know NumPy's operations, records only ``index_add``: the others' plain
+    forms are traced op by op)."""
+    patches = [_PATCHES[name] for name in recorded]
     with _LOCK:
-        missing = [f"{obj.__name__}.{name}" for obj, name, _ in _PATCHES if name not in obj.__dict__]
+        missing = [f"{obj.__name__}.{name}" for obj, name, _ in patches if name not in obj.__dict__]
         if missing:
             raise TraceError(f"compile: the engine no longer has {missing}, which tracing "
                              "swaps for a Tracer-keeping version; update "
                              "diffcompare/engine/compiler/tracing.py to the engine's new names.")
-        saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in _PATCHES]
+        saved = [(obj, name, obj.__dict__[name]) for obj, name, _ in patches]
         try:
-            for obj, name, new in _PATCHES:
+            for obj, name, new in patches:
                 setattr(obj, name, new)
             yield
         finally:

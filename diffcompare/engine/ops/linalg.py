@@ -11,6 +11,7 @@ import numpy as np
 
 from ..function import Function
 from ..tensor import Tensor as _Tensor
+from .. import kernels
 from . import dual
 
 
@@ -20,7 +21,7 @@ class Matmul(Function):
 
     def forward(self, a, b):
         try:
-            out = _mm(a.data, b.data)
+            out = kernels.mm(a.data, b.data)
         except ValueError:
             raise ValueError(_mismatch_message(a.shape, b.shape)) from None
         self.shapes = (a.data.shape, b.data.shape)
@@ -32,8 +33,8 @@ class Matmul(Function):
         a_shape, b_shape = self.shapes
         need_a, need_b = self.needs_input_grad
         if len(a_shape) == 2 and len(b_shape) == 2:   # the common case, no reshaping
-            return (_mm(g, self.saved_value("other").T) if need_a else None,
-                    _mm(self.saved_value("self").T, g) if need_b else None)
+            return (kernels.mm(g, self.saved_value("other").T) if need_a else None,
+                    kernels.mm_tn(self.saved_value("self"), g) if need_b else None)
         # Promote vectors to matrices the way matmul does, so one formula serves all.
         a2_shape = (1,) + a_shape if len(a_shape) == 1 else a_shape
         b2_shape = b_shape + (1,) if len(b_shape) == 1 else b_shape
@@ -47,17 +48,6 @@ class Matmul(Function):
             a = self.saved_value("self").reshape(a2_shape)
             gb = dual.sum_to(a.swapaxes(-1, -2) @ g, b2_shape).reshape(b_shape)
         return ga, gb
-
-
-def _mm(x, y):
-    """``x @ y``; for two 2-D arrays ``x.dot(y)``, the same BLAS product with less
-    dispatch (0.47 us, not 1.1, for (1, 1) @ (1, 4); ``np.dot`` is 0.74), and through
-    BLAS where ``np.matmul`` runs its own loop: a contracted dim of 1, the outer product
-    ``a.T @ g`` of a one-row batch, 4.5 us not 13 for (64, 1) @ (1, 128).  Tensors and
-    traced values take ``@``."""
-    if type(x) is np.ndarray and type(y) is np.ndarray and x.ndim == 2 and y.ndim == 2:
-        return x.dot(y)
-    return x @ y
 
 
 def _mismatch_message(a_shape, b_shape) -> str:

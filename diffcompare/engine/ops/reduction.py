@@ -13,8 +13,8 @@ import numpy as np
 
 from ..function import Function
 from ..tensor import Tensor
+from .. import kernels
 from . import dual
-from .dual import add_reduce
 from .shape import Flip
 
 
@@ -32,26 +32,6 @@ def normalize_axes(axis, ndim: int):
             )
         out.append(int(ax) % max(ndim, 1))
     return tuple(sorted(set(out)))
-
-
-def extreme_reduce(x, axes: tuple, ufunc, **kw):
-    """``np.max`` / ``np.min`` (``ufunc`` ``np.maximum`` / ``np.minimum``) over ``axes``,
-    keeping dims; over a last axis of at most ``_FEW`` elements, one ufunc call per slice
-    instead: 3x faster than NumPy's reduce there (max over axis 1 of a (1000, 10) array:
-    15 us, not 44).  NaN propagates either way."""
-    if (type(x) is np.ndarray and len(axes) == 1 and x.ndim >= 2 and axes[0] == x.ndim - 1
-            and 1 < x.shape[-1] <= _FEW and x.size >= _FEW * 64):
-        out = ufunc(x[..., 0], x[..., 1])
-        for i in range(2, x.shape[-1]):
-            ufunc(out, x[..., i], out=out)
-        return out[..., None]
-    if type(x) is np.ndarray:   # the ufunc's reduce, without np.max's Python wrapper
-        return ufunc.reduce(x, axis=axes, keepdims=True, **kw)
-    return _REDUCTION_OF[ufunc](x, axis=axes, keepdims=True, **kw)
-
-
-_FEW = 16
-_REDUCTION_OF = {np.maximum: np.max, np.minimum: np.min}
 
 
 class _Reduction(Function):
@@ -86,7 +66,7 @@ class _Reduction(Function):
         if type(g) in _ONE_ELEMENT_TYPES and g.size == 1:
             # a full reduction's gradient (a NumPy scalar after `g / count`): spread by
             # zero strides, no reshape needed
-            return dual.broadcast_to_array(g, self.in_shape)
+            return kernels.broadcast_to(g, self.in_shape)
         if not self.keepdims:
             g = g.reshape(self.keep_shape)
         return dual.broadcast_to(g, self.in_shape)
@@ -97,7 +77,7 @@ _ONE_ELEMENT_TYPES = (np.ndarray, np.float64, np.float32, np.float16, np.longdou
 
 class Sum(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
-        return add_reduce(a.data, self._setup(a, axis, keepdims), keepdims)
+        return kernels.add_reduce(a.data, self._setup(a, axis, keepdims), keepdims)
 
     def backward(self, g):
         return self._expand(g)
@@ -107,7 +87,7 @@ class Mean(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
         self.count = count = a.data.size if axis is None else math.prod(a.shape[i] for i in axes)
-        total = add_reduce(a.data, axes, keepdims)
+        total = kernels.add_reduce(a.data, axes, keepdims)
         if count == 0:   # the mean of nothing is nan (PyTorch, NumPy), without NumPy's warning
             return np.full_like(total, np.nan)
         # add.reduce / count is what ndarray.mean does, without its Python wrapper
@@ -127,7 +107,7 @@ class _Extremum(_Reduction):
     def forward(self, a, axis=None, keepdims=False):
         axes = self._setup(a, axis, keepdims)
         x = a.data
-        out = extreme_reduce(x, axes, type(self).ufunc)
+        out = kernels.extreme_reduce(x, axes, type(self).ufunc)
         if self.needs_input_grad:
             hit = x == out
             if type(hit) is np.ndarray and np.count_nonzero(hit) == out.size and not np.isnan(out).any():
@@ -151,11 +131,6 @@ class Min(_Extremum):
     ufunc = np.minimum
 
 
-def _exp_in_place(x):
-    """exp(x) in x's own memory when x is a fresh array (0-d arithmetic gives a scalar)."""
-    return np.exp(x, out=x) if type(x) is np.ndarray else np.exp(x)
-
-
 class LogSumExp(_Reduction):
     """log(sum(exp(x))) computed stably (shifted by the max).
 
@@ -165,7 +140,7 @@ class LogSumExp(_Reduction):
     recomputes exp(x - result), one exp per element, the costliest step of the op,
     and dividing by the sum in the output's shape (not x's) saves a pass over x.
     A backward with ``create_graph`` uses the recorded formula on ``self`` and
-    ``result`` instead, and a traced forward (``compile``) saves neither.
+    ``result`` instead.
     """
 
     saves_result = True
@@ -175,7 +150,7 @@ class LogSumExp(_Reduction):
         self.save_for_backward(self=a)
         x = a.data
         # initial=-inf: over a zero-size axis the max is -inf and the result log(0) = -inf
-        m = extreme_reduce(x, axes, np.maximum, initial=-np.inf)
+        m = kernels.extreme_reduce(x, axes, np.maximum, initial=-np.inf)
         if type(m) is np.ndarray and math.isfinite(np.add.reduce(m, axis=None)):
             # every max finite (a finite sum says so): exp(x - m) <= 1 with a 1 in each
             # slice, so the sum is >= 1 and neither the log nor the division can warn
@@ -190,9 +165,10 @@ class LogSumExp(_Reduction):
     finite = True   # every max was finite: the sums are >= 1, the backward cannot warn
 
     def _log_sum(self, x, m, axes):
-        e = _exp_in_place(x - m)
-        total = add_reduce(e, axes, True)
-        if self.needs_input_grad and type(e) is np.ndarray:
+        e = kernels.exp_in_place(x - m)
+        total = kernels.add_reduce(e, axes, True)
+        if self.needs_input_grad and np.ndim(e):
+            # (a traced forward saves them too: the compiled backward reads exp, not recomputes it)
             self.save_for_backward(exp=Tensor._make(e), sum_exp=Tensor._make(total))
         return np.log(total) + m
 
@@ -214,7 +190,7 @@ class LogSumExp(_Reduction):
         a, out = saved
         if not self.keepdims:
             out = out.reshape(self.keep_shape)
-        return _exp_in_place(a - out) * g   # softmax(a) * g
+        return kernels.exp_in_place(a - out) * g   # softmax(a) * g
 
 
 # --- prod, var/std and the scans cumsum/cumprod (NumPy's differentiable reductions) ---------
