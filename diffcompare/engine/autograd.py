@@ -24,9 +24,9 @@ from heapq import heappop, heappush
 
 import numpy as np
 
-from . import grad_mode
+from . import grad_mode, kernels
 from .function import FREED_MESSAGE, AccumulateGrad, _edge_of, accumulator_of
-from .ops.dual import sum_to, sum_to_array
+from .ops.dual import sum_to
 from .tensor import Tensor
 
 
@@ -275,9 +275,9 @@ def _sum_back(node, grads: tuple) -> tuple:
     back to the inputs' shapes; None where an input needs no gradient."""
     (sa, sb), (need_a, need_b), (ga, gb) = node._input_shapes, node.needs_input_grad, grads
     return (None if ga is None or not need_a else ga if ga.shape == sa
-            else sum_to_array(ga, sa) if type(ga) is not Tensor else sum_to(ga, sa),
+            else kernels.sum_to(ga, sa) if type(ga) is not Tensor else sum_to(ga, sa),
             None if gb is None or not need_b else gb if gb.shape == sb
-            else sum_to_array(gb, sb) if type(gb) is not Tensor else sum_to(gb, sb))
+            else kernels.sum_to(gb, sb) if type(gb) is not Tensor else sum_to(gb, sb))
 
 
 class _Captures:

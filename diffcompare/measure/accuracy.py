@@ -74,16 +74,26 @@ def default_cache_dir() -> pathlib.Path:
     return pathlib.Path(root) / "references"
 
 
+def _cached(path: pathlib.Path):
+    """The reference cached at ``path``, or None where there is none; a damaged cache entry
+    is removed (and so recomputed)."""
+    if not path.exists():
+        return None
+    try:
+        return _load(path)
+    except (ValueError, KeyError, OSError):
+        path.unlink()
+        return None
+
+
 def reference_gradient(problem, size, seed, cache_dir=None) -> Reference:
     """The reference gradient (a VJP with the problem's cotangent for vector outputs)."""
     inputs = problem.inputs(size, seed)
     cotangent = problem.cotangent(size, seed)
     path = pathlib.Path(cache_dir or default_cache_dir()) / f"{_cache_key(problem, size, seed, inputs, cotangent)}.json"
-    if path.exists():
-        try:
-            return _load(path)
-        except (ValueError, KeyError, OSError):
-            path.unlink()              # a damaged cache entry is recomputed
+    cached = _cached(path)
+    if cached is not None:
+        return cached
     reference = None
     n = sum(np.size(inputs[i]) for i in problem.wrt)
     if n <= SYMBOLIC_LIMIT and _symbolic_supports(problem):
@@ -332,11 +342,9 @@ def reference_hessian(problem, size, seed, tangent=None, cache_dir=None) -> Refe
                      extra=f"{kind}-{HESSIAN_REFERENCE_COLUMNS}-{HESSIAN_SAMPLED_COLUMNS}-"
                            f"{HESSIAN_REFERENCE_STEP}")
     path = pathlib.Path(cache_dir or default_cache_dir()) / f"{key}-{kind}.json"
-    if path.exists():
-        try:
-            return _load(path)
-        except (ValueError, KeyError, OSError):
-            path.unlink()              # a damaged cache entry is recomputed
+    cached = _cached(path)
+    if cached is not None:
+        return cached
     try:
         reference = _hessian_reference(problem, inputs, seed, tangent)
     except (NotImplementedError, TypeError, ValueError, ZeroDivisionError, OverBudget) as exc:

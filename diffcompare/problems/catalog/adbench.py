@@ -201,10 +201,16 @@ def _ba_cameras_points(rng, n_cams, n_pts):
     return cams, rng.standard_normal((n_pts, 3))
 
 
-#: ADBench's BA files (named after BAL's problems: ``ba1_n49_m7776_p31843`` is BAL's
-#: ladybug problem-49-7776, ``ba2_n21_m11315_p36455`` trafalgar problem-21-11315):
-#: (cameras, points, observations)
-BA_ADBENCH_SIZES = {"ba1": (49, 7776, 31843), "ba2": (21, 11315, 36455)}
+#: ADBench's BA files ``ba<k>_n<cameras>_m<points>_p<observations>`` (named after BAL's
+#: problems: ``ba1_n49_m7776_p31843`` is BAL's ladybug problem-49-7776), ba1 to ba13:
+#: (cameras, points, observations), from 31,843 to 1,091,386 observations.
+BA_ADBENCH_SIZES = {
+    "ba1": (49, 7776, 31843), "ba2": (21, 11315, 36455), "ba3": (161, 48126, 182072),
+    "ba4": (372, 47423, 204472), "ba5": (257, 65132, 225911), "ba6": (539, 65220, 277273),
+    "ba7": (93, 61203, 287451), "ba8": (88, 64298, 383937), "ba9": (810, 88814, 393775),
+    "ba10": (1197, 126327, 563734), "ba11": (1723, 156502, 678718),
+    "ba12": (253, 163691, 899155), "ba13": (245, 198739, 1091386),
+}
 
 
 def ba_sized_inputs(n_cams, n_points, n_obs, seed):
