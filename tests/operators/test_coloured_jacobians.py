@@ -160,6 +160,9 @@ def test_ba_sized_inputs_counts():
     assert all(np.array_equal(a, b) for a, b in zip(again, (cams, points, w, features,
                                                              cam_index, point_index)))
     assert BA_ADBENCH_SIZES["ba1"] == (49, 7776, 31843)
+    assert BA_ADBENCH_SIZES["ba13"] == (245, 198739, 1091386)   # ADBench's ba13_n245_m198739_p1091386
+    # every ADBench size can be drawn: each point seen twice, each camera once
+    assert all(obs >= max(2 * pts, cams) for cams, pts, obs in BA_ADBENCH_SIZES.values())
     with pytest.raises(ValueError):
         ba_sized_inputs(5, 20, 39, 0)
 
