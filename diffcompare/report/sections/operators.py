@@ -23,7 +23,7 @@ def build(data) -> Section:
 
 
 def _capabilities(caps: dict) -> list:
-    """operator × method: ✓ native (how on hover), – unsupported (why on hover)."""
+    """method × operator: ✓ native (how on hover), – unsupported (why on hover)."""
     methods = list(dict.fromkeys(m for row in caps.values() for m in row))
     if not methods:
         return []
@@ -33,9 +33,10 @@ def _capabilities(caps: dict) -> list:
         symbol = {"native": "✓", "unavailable": "○"}.get(kind, "–")
         return tag("span", symbol, title=f"{kind}: {why}", class_=f"cap cap-{kind}")
 
-    rows = [[tag("span", op, class_="name"), *[mark(caps[op].get(m)) for m in methods]]
-            for op in caps]
-    heads = ["operator", *[tag("span", m, class_="vhead", title=m) for m in methods]]
+    # a method a row, an operator a column: six columns fit any width, sixteen methods did not
+    rows = [[tag("span", m, class_="name whole"), *[mark(caps[op].get(m)) for op in caps]]
+            for m in methods]
+    heads = ["method", *[tag("span", op, class_="vhead", title=op) for op in caps]]
     return [tag("h3", "Which method computes which operator", id="operator-capabilities"),
             p("✓ the method computes the operator itself (hover for how), – it does not (hover for "
               "why): no method borrows another's answer. Recorded by the runner from ",
