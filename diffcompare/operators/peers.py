@@ -6,7 +6,7 @@ greedy colouring and compresses ``jax.jvp`` (``jacfwd``) or ``jax.vjp`` (``jacre
 products.  ``operators.sparse.jacobian(..., peer="sparsejac")`` gives it the pattern
 :mod:`.sparsity` detected and the JAX method's flat function (its device, 64-bit mode and
 matmul precision), compiles ``jax.jit`` of it in prepare, and returns the same
-:class:`~.sparse.SparsePrepared` as the route's own products: the two side by side
+:class:`~.prepared_sparse.SparsePrepared` as the route's own products: the two side by side
 differ only in who colours, compresses and decompresses.  The direction is the route's
 (``mode``; ``auto`` takes the one with fewer colours); the ``colouring`` recorded is ours of
 the same networkx strategy (sparsejac keeps its own internal), which ``n_colours`` counts.
@@ -35,7 +35,7 @@ def prepare_sparsejac(fn, inputs, method="jax-jit", wrt=None, mode="auto",
     from .coloured import SparseResult
     from .colouring import colour_columns, colour_rows
     from .dense import _JAX_JIT, _flat
-    from .sparse import MODES, SparsePrepared
+    from .prepared_sparse import MODES, SparsePrepared
     from .sparsity import jacobian_pattern
 
     if mode not in MODES:

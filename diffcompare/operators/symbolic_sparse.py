@@ -166,7 +166,7 @@ def _lambdify(backend, state, exprs):
 
 def _sparse_prepared(operator, method, rows, cols, shape, entries, prepared, started):
     from .coloured import SparseResult
-    from .sparse import SparsePrepared
+    from .prepared_sparse import SparsePrepared
     from .sparsity import Pattern
 
     structure = sp.csr_array((np.ones(len(rows), dtype=bool), (rows, cols)), shape=shape)
