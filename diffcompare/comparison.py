@@ -35,6 +35,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .units import fmt_bytes, fmt_seconds
+
 #: The files :func:`compare` writes into its results folder for the workers: a module that
 #: registers the problem (in a worker), and the problem's pickle it loads (binary, beside it).
 PROBLEM_MODULE = "compare_problem.py"
@@ -57,8 +59,8 @@ class Comparison(pd.DataFrame):
     def _repr_html_(self):
         shown = self.copy()
         shown["n_inputs"] = [("" if pd.isna(n) else f"{n:.0f}") for n in shown["n_inputs"]]
-        shown["time"] = [_fmt_time(t) for t in shown["gradient_s"]]
-        shown["memory"] = [_fmt_bytes(b) for b in shown["peak_bytes"]]
+        shown["time"] = [fmt_seconds(t, missing="") for t in shown["gradient_s"]]
+        shown["memory"] = [fmt_bytes(b, missing="") for b in shown["peak_bytes"]]
         shown["error (rho)"] = [("" if pd.isna(e) else f"{e:.1e}") for e in shown["error_rho"]]
         shown["note"] = [("" if s == "ok" and pd.isna(m) else f"{s}: {'' if pd.isna(m) else m}"[:120])
                          for s, m in zip(shown["status"], shown["message"])]
@@ -253,25 +255,6 @@ def _write_problem_module(problem, folder: Path) -> Path:
                       f"with open(Path(__file__).with_name({PROBLEM_PICKLE!r}), 'rb') as f:\n"
                       "    register(pickle.load(f), replace=True)\n")
     return module
-
-
-def _fmt_time(t) -> str:
-    if pd.isna(t):
-        return ""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if t >= scale:
-            return f"{t / scale:.3g} {unit}"
-    return f"{t / 1e-9:.3g} ns"
-
-
-def _fmt_bytes(b) -> str:
-    if b is None or pd.isna(b):
-        return ""
-    b = float(b)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if b < 1024 or unit == "GiB":
-            return f"{b:.0f} {unit}" if unit == "B" else f"{b:.1f} {unit}"
-        b /= 1024
 
 
 def _escape(text: str) -> str:
