@@ -10,11 +10,17 @@ import pytest
 from diffcompare import backends, problems
 
 
-@pytest.mark.parametrize("name", backends.names())
-def test_timed_call_is_the_methods_own_gradient(name):
+def _available(name):
+    """Backend ``name``, or a skip saying why it is unavailable here."""
     b = backends.get(name)
     if not b.available():
         pytest.skip(f"{name} unavailable: {b.available().reason}")
+    return b
+
+
+@pytest.mark.parametrize("name", backends.names())
+def test_timed_call_is_the_methods_own_gradient(name):
+    b = _available(name)
     p = problems.get("rosenbrock")
     x = p.inputs(8)
     prepared = backends.checked_prepare(b, p, x)
@@ -76,9 +82,7 @@ def _cases():
 @pytest.mark.parametrize("case", ["ignores_y", "second_only", "shape_1"])
 @pytest.mark.parametrize("name", HAND_TIMED)
 def test_timed_call_on_ignored_arguments_data_arguments_and_a_shape_1_scalar(name, case):
-    b = backends.get(name)
-    if not b.available():
-        pytest.skip(f"{name} unavailable: {b.available().reason}")
+    b = _available(name)
     problem, want = _cases()[case]
     x = problem.inputs(5)
     prepared = backends.checked_prepare(b, problem, x)
@@ -109,9 +113,7 @@ def test_torch_timed_call_made_under_no_grad_still_differentiates():
 
 @pytest.mark.parametrize("name", ["engine", "torch"])
 def test_timed_call_refuses_a_vector_output_without_a_cotangent_and_says_so(name):
-    b = backends.get(name)
-    if not b.available():
-        pytest.skip(f"{name} unavailable: {b.available().reason}")
+    b = _available(name)
     p = problems.get("weighted_vector")
     x = p.inputs(3)
     call, _ = b.timed_vjp(backends.checked_prepare(b, p, x), x)
@@ -127,9 +129,7 @@ def test_the_timed_call_has_no_adapter_layer_a_users_loop_lacks(name):
     Each such layer was 1-7% of a small gradient (benchmarks/adapter_overhead.py)."""
     import sys
 
-    b = backends.get(name)
-    if not b.available():
-        pytest.skip(f"{name} unavailable: {b.available().reason}")
+    b = _available(name)
     p = problems.get("rosenbrock")
     x = p.inputs(8)
     prepared = backends.checked_prepare(b, p, x)
