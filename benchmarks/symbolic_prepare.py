@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 from diffcompare import backends, problems
-from diffcompare.backends.symbolic import predict_gradient_ops
+from diffcompare.backends.sympy_derivation import predict_gradient_ops
 from diffcompare.measure.timing import time_call
 from diffcompare.problems import Problem
 from diffcompare.problems.symbolic import symbols_like, sympy_xp

@@ -34,7 +34,7 @@ import numpy as np
 from ..engine import functional
 from .base import SUPPORTED, Backend, Prepared, Support, as_float64_arrays
 from .engine import EngineBackend
-from .jax_backend import INSTALL_HINT as JAX_INSTALL_HINT, check_device, check_matmul_precision
+from .jax_runtime import INSTALL_HINT as JAX_INSTALL_HINT, check_device, check_matmul_precision
 
 
 def _limit(problem, inputs, max_inputs, why) -> Support:
@@ -118,7 +118,7 @@ class JaxJacfwdBackend(Backend):
         self.matmul_precision = check_matmul_precision(matmul_precision)
 
     def available(self) -> Support:
-        from .jax_backend import device_support
+        from .jax_runtime import device_support
 
         support = super().available()
         return device_support(self.device) if support else support
@@ -129,7 +129,7 @@ class JaxJacfwdBackend(Backend):
                       "jacfwd batches them all: memory n × the function's")
 
     def prepare(self, problem, inputs) -> Prepared:
-        from .jax_backend import describe_device, import_jax, pick_device
+        from .jax_runtime import describe_device, import_jax, pick_device
 
         jax = import_jax()
         jnp = jax.numpy
@@ -166,7 +166,7 @@ class JaxJacfwdBackend(Backend):
 
     @staticmethod
     def _scope(state):
-        from .jax_backend import placement
+        from .jax_runtime import placement
 
         return placement(state["jax"], state["x64"], state["device"], state["matmul_precision"])
 
@@ -212,7 +212,7 @@ class JaxJacfwdBackend(Backend):
         return self._timed(prepared, inputs, cotangent)
 
     def vjp(self, prepared, inputs, cotangent=None):
-        from .jax_backend import output_device
+        from .jax_runtime import output_device
 
         call, finish = self._timed(prepared, inputs, cotangent)
         out = call()
@@ -225,7 +225,7 @@ class JaxJacfwdBackend(Backend):
     def timed_jacobian(self, prepared, inputs):
         """``jax.jit(jax.jacfwd(f))`` over the differentiated arguments, compiled on first use
         (``info["jacobian_compile_seconds"]``)."""
-        from .jax_backend import block_until_ready
+        from .jax_runtime import block_until_ready
 
         state = prepared.state
         jax = state["jax"]
@@ -250,7 +250,7 @@ class JaxJacfwdBackend(Backend):
         """The jitted function on inputs placed on the device beforehand, as ``timed_vjp``
         times the jitted gradient: like with like (uploading the inputs each call cost
         ten times the function and made gradient ÷ function read 0.1×)."""
-        from .jax_backend import block_until_ready
+        from .jax_runtime import block_until_ready
 
         state = prepared.state
         with self._scope(state):
@@ -266,7 +266,7 @@ class JaxJacfwdBackend(Backend):
         return call, np.asarray
 
     def function(self, prepared, inputs):
-        from .jax_backend import output_device
+        from .jax_runtime import output_device
 
         call, finish = self.timed_function(prepared, inputs)
         out = call()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import sympy
 
 from .base import UnsupportedError
-from .symbolic import SympyBackend, Derivation, count_ops
+from .symbolic import SympyBackend
+from .sympy_derivation import Derivation, count_ops
 from .sympy_dag import PROGRAM_OPS_PER_EDGE, dag_edges, reverse_program
 
 __all__ = ["SympyReverseBackend"]

@@ -29,7 +29,8 @@ import time
 import numpy as np
 
 from .base import SUPPORTED, Support, UnsupportedError
-from .symbolic import SympyBackend, Derivation, uses_of
+from .symbolic import SympyBackend, uses_of
+from .sympy_derivation import Derivation
 
 __all__ = ["SymengineBackend", "to_symengine", "llvm_available"]
 
@@ -125,7 +126,7 @@ class SymengineBackend(SympyBackend):
 
     def _check_swell(self, problem, what, tree_ops, exprs, tree=False):
         # SymEngine holds and compiles DAGs: only the DAG's size matters
-        from .symbolic import dag_size
+        from .sympy_derivation import dag_size
 
         size = dag_size(exprs)
         if size > self.max_tree_ops:

@@ -185,10 +185,10 @@ def _engine_jvp(ctx):
 
 def _jax(transform):
     """A JAX operator on the flat function, with the backend's device, 64-bit mode and
-    matmul precision (``jax_backend.placement``), compiled in prepare unless the backend is
+    matmul precision (``jax_runtime.placement``), compiled in prepare unless the backend is
     eager.  ``transform(jax, f, scalar)`` returns ``g(x, others, v)``."""
     def build(ctx):
-        from ..backends.jax_backend import block_until_ready, import_jax, pick_device, placement
+        from ..backends.jax_runtime import block_until_ready, import_jax, pick_device, placement
 
         support = ctx.backend.available()
         if not support:

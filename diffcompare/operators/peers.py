@@ -65,7 +65,7 @@ def prepare_sparsejac(fn, inputs, method="jax-jit", wrt=None, mode="auto",
 
     from jax.experimental import sparse as jsparse
 
-    from ..backends.jax_backend import import_jax, pick_device, placement
+    from ..backends.jax_runtime import import_jax, pick_device, placement
 
     jax = import_jax()
     device = pick_device(jax, backend.device)

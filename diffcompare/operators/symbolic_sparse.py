@@ -142,7 +142,7 @@ def _check_size(backend, problem, exprs):
     """The Hessian entries held to the method's limit on a derivative's size (its tree
     without CSE, its distinct subexpressions with): too large to print and compile."""
     from ..backends.base import UnsupportedError
-    from ..backends.symbolic import count_ops
+    from ..backends.sympy_derivation import count_ops
 
     tree_ops = 0 if _is_symengine(backend) or backend.use_cse else count_ops(exprs)
     try:
@@ -159,9 +159,10 @@ def _lambdify(backend, state, exprs):
         from ..backends.symengine_backend import to_symengine
 
         return backend._lambdify_exprs(to_symengine(state.symbols.all_flat, {}), exprs)
-    from ..backends.symbolic import _cse, lambdify
+    from ..backends.sympy_derivation import common_subexpressions, lambdify
 
-    return lambdify(state.symbols.all_flat, exprs, _cse(exprs) if backend.use_cse else None)
+    cse_result = common_subexpressions(exprs) if backend.use_cse else None
+    return lambdify(state.symbols.all_flat, exprs, cse_result)
 
 
 def _sparse_prepared(operator, method, rows, cols, shape, entries, prepared, started):

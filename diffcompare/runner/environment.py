@@ -124,16 +124,16 @@ def _cpu_model() -> str:
 
 _JAX_PROBE = """
 import json, jax
-from diffcompare.backends import jax_backend
+from diffcompare.backends import jax_runtime
 out = {"devices": [{"platform": d.platform, "kind": getattr(d, "device_kind", "")}
                    for d in jax.devices()]}
 try:
-    gpus = jax_backend.gpu_devices(jax)
+    gpus = jax_runtime.gpu_devices(jax)
     if gpus:
         out["gpu_platform_version"] = getattr(gpus[0].client, "platform_version", None)
         out["devices"] = out["devices"] + [{"platform": d.platform, "kind": d.device_kind}
                                            for d in gpus if d not in jax.devices()]
-except jax_backend.GpuStartError as exc:
+except jax_runtime.GpuStartError as exc:
     out["gpu_error"] = str(exc)
 print(json.dumps(out))
 """

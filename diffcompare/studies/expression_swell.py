@@ -239,7 +239,7 @@ def _mlp_rows(widths, time_limit_s):
 
 
 def _predicted(problem, inputs):
-    from ..backends.symbolic import predict_gradient_ops
+    from ..backends.sympy_derivation import predict_gradient_ops
     from ..problems.symbolic import symbols_like, sympy_xp
 
     s = symbols_like(inputs, problem.wrt, constants="symbols")
@@ -321,7 +321,7 @@ def _to_float(c) -> float:
 
 def _lambdify(args, expr):
     """A NumPy function of ``expr`` (the backends' printer, which writes floats exactly)."""
-    from ..backends.symbolic import lambdify
+    from ..backends.sympy_derivation import lambdify
 
     fn = lambdify(args, [expr])
     return lambda *a: fn(*a)[0]

@@ -200,7 +200,7 @@ def _torch_relu_grad(x):
 
 
 def _jax_relu_grad(x):
-    from ..backends.jax_backend import import_jax, x64_scope
+    from ..backends.jax_runtime import import_jax, x64_scope
 
     jax = import_jax()
     with x64_scope(jax, True):

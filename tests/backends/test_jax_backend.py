@@ -9,7 +9,7 @@ import pytest
 jax = pytest.importorskip("jax", reason="JAX is not installed: pip install 'diffcompare[jax]'")
 
 from diffcompare import backends  # noqa: E402
-from diffcompare.backends import jax_backend  # noqa: E402
+from diffcompare.backends import jax_backend, jax_runtime  # noqa: E402
 from diffcompare.backends.base import BackendError, Unavailable  # noqa: E402
 from diffcompare.problems import Problem  # noqa: E402
 
@@ -136,7 +136,7 @@ def test_info_device_and_placement(name):
     for a in prepared.state.device_inputs:
         assert a.devices() == {device}
         assert a.dtype in (np.float64,)
-    assert jax_backend.jax_device_memory_stats(device) is None     # the CPU keeps none
+    assert jax_runtime.jax_device_memory_stats(device) is None     # the CPU keeps none
 
 
 def test_jit_records_memory_and_cost_analysis():
@@ -258,7 +258,7 @@ def test_unavailable_without_jax(monkeypatch):
             b.prepare(ROSENBROCK, case(ROSENBROCK)[0])
         with pytest.raises(BackendError, match="unavailable: jax is not installed"):
             backends.compute_gradient(b, ROSENBROCK, case(ROSENBROCK)[0])
-    assert jax_backend.jax_device_memory_stats() is None
+    assert jax_runtime.jax_device_memory_stats() is None
 
 
 def test_module_imports_without_jax():

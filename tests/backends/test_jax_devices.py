@@ -21,8 +21,8 @@ import pytest
 jax = pytest.importorskip("jax")
 
 from diffcompare import backends, problems  # noqa: E402
-from diffcompare.backends import Unavailable, forward, jax_backend  # noqa: E402
-from diffcompare.backends.jax_backend import GpuStartError  # noqa: E402
+from diffcompare.backends import Unavailable, forward, jax_backend, jax_runtime  # noqa: E402
+from diffcompare.backends.jax_runtime import GpuStartError  # noqa: E402
 from diffcompare.measure.cell import measure_cell  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,9 +65,9 @@ def test_the_jax_backends_default_to_the_cpu_and_can_compute_on_the_gpu(name):
 
 def test_a_visible_gpu_is_used_only_when_asked_for():
     fake = _FakeJax()
-    assert jax_backend.pick_device(fake) is fake.cpu             # the default: the CPU
-    assert jax_backend.pick_device(fake, "cpu") is fake.cpu
-    assert jax_backend.pick_device(fake, "gpu") is fake.gpu
+    assert jax_runtime.pick_device(fake) is fake.cpu             # the default: the CPU
+    assert jax_runtime.pick_device(fake, "cpu") is fake.cpu
+    assert jax_runtime.pick_device(fake, "gpu") is fake.gpu
 
 
 @pytest.mark.parametrize("bad", [None, "tpu", "cuda"])
@@ -84,9 +84,9 @@ def test_cuda_failing_to_start_is_an_error_naming_the_cause_never_the_cpu():
     fake = _FakeJax(gpu_error="Unable to initialize backend 'cuda': CUDA_ERROR_OUT_OF_MEMORY: "
                               "out of memory")
     with pytest.raises(GpuStartError, match="CUDA_ERROR_OUT_OF_MEMORY") as info:
-        jax_backend.pick_device(fake, "gpu")
+        jax_runtime.pick_device(fake, "gpu")
     assert "nothing ran on the CPU" in str(info.value)
-    assert jax_backend.pick_device(fake, "cpu") is fake.cpu       # the CPU, when asked for, still works
+    assert jax_runtime.pick_device(fake, "cpu") is fake.cpu       # the CPU, when asked for, still works
 
 
 def test_a_cuda_plugin_that_failed_quietly_is_found_in_jaxs_backend_errors(monkeypatch):
@@ -99,11 +99,11 @@ def test_a_cuda_plugin_that_failed_quietly_is_found_in_jaxs_backend_errors(monke
     fake = _FakeJax(gpu_error="Unknown backend: 'gpu' requested, but no platforms that are "
                               "instances of gpu are present. Platforms present are: cpu")
     with pytest.raises(GpuStartError, match="no supported devices found"):
-        jax_backend.pick_device(fake, "gpu")
+        jax_runtime.pick_device(fake, "gpu")
 
 
 def test_no_gpu_at_all_makes_the_gpu_cells_unavailable_not_cpu_results():
-    if jax_backend.gpu_devices(jax):
+    if jax_runtime.gpu_devices(jax):
         pytest.skip("this machine has a GPU")
     for name in JAX_ON_A_DEVICE:
         b = backends.get(name, device="gpu")
@@ -119,7 +119,7 @@ def test_a_gpu_that_cannot_start_raises_out_of_the_cell(monkeypatch):
     exception's): no prepare, function or gradient row is measured anywhere else."""
     from jax._src import xla_bridge
 
-    if jax_backend.gpu_devices(jax):
+    if jax_runtime.gpu_devices(jax):
         pytest.skip("this machine has a working GPU")
     monkeypatch.setattr(xla_bridge, "_backend_errors", {"cuda": "CUDA_ERROR_NO_DEVICE"})
     rows = []
@@ -141,18 +141,18 @@ def test_every_jax_row_records_the_device_read_back_from_its_output(name):
 
 
 def test_output_device_reads_the_arrays_not_the_request():
-    assert jax_backend.output_device((np.ones(2),)) is None          # NumPy: no device to read
+    assert jax_runtime.output_device((np.ones(2),)) is None          # NumPy: no device to read
     out = jax.device_put(np.ones(2), jax.devices("cpu")[0])
-    assert jax_backend.output_device((out, out)) == jax_backend.describe_device(jax.devices("cpu")[0])
+    assert jax_runtime.output_device((out, out)) == jax_runtime.describe_device(jax.devices("cpu")[0])
 
 
 _TWO_DEVICES = textwrap.dedent("""
     import json, jax
-    from diffcompare.backends import jax_backend
+    from diffcompare.backends import jax_runtime
     from diffcompare.measure.cell import measure_cell
     second = jax.devices("cpu")[1]
     # "the GPU" of this test is the second CPU device: the backend must compute there
-    jax_backend.gpu_devices = lambda jax: [second]
+    jax_runtime.gpu_devices = lambda jax: [second]
     out = {}
     for name in ("jax-jit", "jax-eager", "jax-jacfwd"):
         rows = {r["phase"]: r for r in measure_cell(

@@ -6,7 +6,7 @@ import sympy
 
 from diffcompare import backends, problems
 from diffcompare.backends import UnsupportedError
-from diffcompare.backends.symbolic import count_ops, dag_size, expression_size
+from diffcompare.backends.sympy_derivation import count_ops, dag_size, expression_size
 from diffcompare.problems import Problem
 from diffcompare.problems.symbolic import symbols_like, sympy_xp
 

@@ -6,7 +6,7 @@ import sympy
 
 from diffcompare import backends, problems
 from diffcompare.backends import UnsupportedError, symbolic_reverse
-from diffcompare.backends.symbolic import predict_gradient_ops
+from diffcompare.backends.sympy_derivation import predict_gradient_ops
 from diffcompare.backends.sympy_dag import reverse_program
 from diffcompare.problems import Problem
 from diffcompare.problems.symbolic import symbols_like, sympy_xp

@@ -314,15 +314,15 @@ def test_compare_says_where_each_method_ran(tmp_path):
     the engine on the CPU; with the default, jax-jit on the CPU, and the table says so."""
     pytest.importorskip("jax")
     from diffcompare import compare
-    from diffcompare.backends import jax_backend
+    from diffcompare.backends import jax_runtime
 
     import jax
 
     table = compare("rosenbrock", sizes=[4], backends=["jax-jit", "engine"], samples=1,
                     min_sample_s=0.0, results_dir=tmp_path / "cpu")
     cpu = jax.devices("cpu")[0]
-    assert table.set_index("backend").loc["jax-jit", "device"] == jax_backend.describe_device(cpu)
-    if jax_backend.gpu_devices(jax):
+    assert table.set_index("backend").loc["jax-jit", "device"] == jax_runtime.describe_device(cpu)
+    if jax_runtime.gpu_devices(jax):
         return                                   # a GPU machine: the rest is about none
     table = compare("rosenbrock", sizes=[4], backends=["jax-jit", "engine"], samples=1,
                     min_sample_s=0.0, results_dir=tmp_path / "gpu", device="gpu").set_index("backend")
