@@ -55,3 +55,18 @@ def test_backend_styles_are_stable():
     assert plots.backend_style("engine") == plots.backend_style("engine")
     assert plots.backend_style("fd-central")["linestyle"] == "--"
     assert plots.backend_style("my-own")["color"] == plots.backend_style("my-own")["color"]
+
+
+def test_the_report_draws_a_method_in_the_style_its_run_recorded():
+    """catalog.json stores each method's colour, marker and linestyle flat under its name
+    (results.catalog.describe_backend); the report must draw that, not today's table."""
+    from diffcompare.results.catalog import describe_backend
+    recorded = describe_backend("engine")
+    assert {"colour", "marker", "linestyle"} <= set(recorded)
+    catalog = {"backends": {"engine": {**recorded, "colour": "#123456", "marker": "X",
+                                       "linestyle": ":"}}}
+    style = plots.backend_style("engine", catalog=catalog)
+    assert (style["color"], style["marker"], style["linestyle"]) == ("#123456", "X", ":")
+    # the run's own record, as written, reproduces the table's style
+    assert plots.backend_style("engine", catalog={"backends": {"engine": recorded}}) == \
+        plots.backend_style("engine")
