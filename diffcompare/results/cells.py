@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from ..backends.registry import FAMILIES, MODES
+from ..measure import memory
 from ..measure.stats import Stats
 from .catalog import is_exact
 from .folder import finished_cells
@@ -95,8 +96,7 @@ CELLS_TABLE_DOCS = {
     "gradient_iqr_s": ("s", "Interquartile range of the gradient's per-call seconds."),
     "gradient_min_s": ("s", "Fastest per-call seconds of the gradient seen."),
     "peak_bytes": ("bytes", "Peak memory of one gradient call (how it was measured: `memory_source`)."),
-    "memory_source": ("", "How `peak_bytes` was measured: `memray-native`, `tracemalloc`, "
-                      "`gpu-memory-stats`, or `not-measured: <why>`."),
+    "memory_source": ("", f"How `peak_bytes` was measured: {memory.sources_in_words()}."),
     "saved_graph_bytes": ("bytes", "The engine: bytes of tensors its graph saved for backward."),
     "evaluations": ("count", "Function evaluations one gradient makes (finite differences: n+1, "
                     "2n, ...)."),
