@@ -2,7 +2,7 @@
 studies' expected-versus-measured findings."""
 from __future__ import annotations
 
-from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact
+from ..data import EXTRA_STATUSES, FD_FAMILY, backend_fact
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
 from ..html import Markup, badge, code, join, p, scroll, slug, table, tag
 from . import Section
@@ -56,8 +56,11 @@ def _what_ran(data) -> Markup:
     for b in data.backends:
         sub = cells[cells["backend"] == b]
         fam = sub["family"].iloc[0] if len(sub) else ""
-        kind = ("exact (up to rounding)" if is_exact(fam)
-                else "approximation" if fam == FD_FAMILY else "")
+        kind = ("exact (up to rounding)" if len(sub) and bool(sub["exact"].iloc[0])
+                else "approximation" if fam == FD_FAMILY
+                else "reduced precision (TF32)"
+                if backend_fact(b, "accuracy", data.catalog) == "reduced-precision"
+                else "")
         rows.append([tag("span", b, class_="name"), fam, kind,
                      f"{(sub['status'] == 'ok').sum()} / {len(sub)}"])
     methods = table(["method", "family", "kind", "cells ok"], rows, caption="Methods", cls="compact")
