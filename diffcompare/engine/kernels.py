@@ -3,11 +3,12 @@
 Each kernel is a plain function that computes what the NumPy expression in its
 docstring computes (the same numbers, or the same up to the order of a sum's
 rounding where it says so), by a form that is faster at some shapes: a short-axis
-sum as a matrix-vector product with ones, a leading-axis sum as ``np.einsum``, a
-multiply-then-sum as one ``einsum``, a row scatter instead of ``np.add.at``, a
-repeat instead of a loop over a zero stride.  The choice is made from the shapes,
-strides and dtypes of the arrays it is given; on anything that is not a NumPy
-array (a NumPy scalar) it computes the plain form.
+sum as a matrix-vector product with ones, a sum over a long axis other than the
+last in blocks by ``np.einsum`` (as accurate as a pairwise sum, where NumPy's reduce
+adds the rows one after another), a multiply-then-sum as one ``einsum``, a row
+scatter instead of ``np.add.at``, a repeat instead of a loop over a zero stride.
+The choice is made from the shapes, strides and dtypes of the arrays it is given;
+on anything that is not a NumPy array (a NumPy scalar) it computes the plain form.
 
 The eager engine's ops (``ops/*``) call these on arrays.  ``compile`` records a
 call to each kernel named in ``TRACED`` as one step of the program
@@ -39,6 +40,7 @@ TRACED = ("broadcast_binary", "transposed_product", "add_reduce", "extreme_reduc
 
 _SHORT_AXIS = 64     # below this last-axis length add.reduce loses to a BLAS matrix-vector product
 _LARGE = 4096        # ... once there are enough elements for the BLAS call to pay
+_BLOCK = 64          # add_reduce: rows added one after another, at most (then the blocks' sums)
 _FEW = 16            # extreme_reduce: a last axis this short is reduced one slice at a time
 _MIN_OPERAND = 1024  # binary: smaller operands gain nothing worth the shape arithmetic
 _SHORT_RUN = 64      # ... a repeated run shorter than this makes NumPy's broadcast loop slow
@@ -199,9 +201,9 @@ def add_reduce(x, axes: tuple, keepdims: bool):
     view:
 
     - a run before the last axis: ``_sum_rows``, the rows added in blocks of at most
-      ``_BLOCK`` and then the blocks' sums the same way, by ``np.einsum``, 2-5x faster
-      than NumPy's reduce there (sum(axis=0) of (4096, 10): 38 us, not 177; one middle axis
-      of (300, 300, 3): 0.27 ms, not 1.33);
+      ``_BLOCK`` and then the blocks' sums the same way, by ``np.einsum``, 2-10x faster
+      than NumPy's reduce there (sum(axis=0) of (100000, 10) float32: 0.21 ms, not 1.9;
+      one middle axis of (300, 300, 3): 0.18 ms, not 1.33);
     - a short run at the end (at most ``_SHORT_AXIS``), a matrix-vector product with ones
       (sum(axis=-1) of a (1000, 100, 8) array: 0.24 ms, not 2.3); a longer one NumPy's
       pairwise reduce.
@@ -226,7 +228,6 @@ def add_reduce(x, axes: tuple, keepdims: bool):
             left = tuple(i - (end + 1 - start) for i in left if i > end)
         return out.reshape([1 if i in axes else n for i, n in enumerate(x.shape)]) if keepdims else out
     return np.add.reduce(x, axis=axes, keepdims=keepdims)
-_BLOCK = 64          # add_reduce: rows added one after another, at most (then the blocks' sums)
 
 
 def _long_runs(shape, axes) -> bool:
@@ -234,7 +235,7 @@ def _long_runs(shape, axes) -> bool:
     ends the shape (contiguous: NumPy's reduce adds it pairwise), which NumPy's reduce
     would add one after another."""
     end = len(shape)
-    if axes[0] == end - len(axes):   # one run at the end (a full sum too)
+    if not axes or axes[0] == end - len(axes):   # nothing, or one run at the end (a full sum too)
         return False
     if len(axes) == 1:
         return shape[axes[0]] > _BLOCK
@@ -347,7 +348,7 @@ def mul_sum_to(g, x, shape: tuple):
     large C-contiguous float arrays ``g`` and ``x`` of one shape summed over one run of
     adjacent axes before the last, the products summed in blocks as ``add_reduce`` sums
     rows (``_sum_rows``), by ``np.einsum`` without a ``g * x`` temporary ((1000, 10, 10)
-    -> (10, 10): 44 us, not 66; (10, 1000, 10) -> (10, 1, 10): 62 us, not 121).  Anything
+    -> (10, 10): 59 us, not 122; (10, 1000, 10) -> (10, 1, 10): 63 us, not 133).  Anything
     else is the product summed by ``sum_to`` (a summed last axis: NumPy's pairwise sum,
     more accurate there than einsum's, or ``add_reduce``'s product with ones)."""
     if (type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape

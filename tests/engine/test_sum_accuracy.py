@@ -163,3 +163,49 @@ def test_float32_gmm_gradient_at_20000_points_against_torch():
     torch_err = norm_error(torch_grads(torch.float32), ref)
     for name, gs in (("eager", [g.data for g in eager]), ("compiled", compiled)):
         assert norm_error(gs, ref) <= 3 * torch_err, (name, norm_error(gs, ref), torch_err)
+
+
+OPS = {"var": (lambda t: E.var(t, axis=0, ddof=1), lambda t: t.var(dim=0)),
+       "softmax": (lambda t: E.softmax(t, axis=0), lambda t: t.softmax(dim=0)),
+       "log_softmax": (lambda t: E.log_softmax(t, axis=0), lambda t: t.log_softmax(dim=0))}
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch is not installed: nothing to compare against")
+@pytest.mark.parametrize("op", list(OPS))
+def test_float32_ops_reducing_a_long_leading_axis_eager_and_compiled_against_torch(op):
+    """var, softmax and log_softmax over 20000 rows of 70 (NumPy's reduce adds them in
+    order) sum through the same blocked kernel, forward and backward: within a few
+    roundings in value and gradient, and as accurate as torch's."""
+    ours, theirs = OPS[op]
+    rng = _rng(7)
+    x = (1 + rng.random((20_000, 70))).astype(np.float32)   # positive: the sums' worst case
+    w = rng.random((20_000, 70)).astype(np.float32)
+    w_sum = w.sum(axis=0)
+
+    def torch_run(dtype):
+        t = torch.tensor(x, dtype=dtype, requires_grad=True)
+        y = theirs(t)
+        (g,) = torch.autograd.grad((y * torch.tensor(w, dtype=dtype)).sum() if y.ndim > 1 else y.sum(), [t])
+        return y.detach().numpy().astype(np.float64), g.numpy().astype(np.float64)
+
+    def loss(t):
+        y = ours(t)
+        return (y * Tensor(w)).sum() if y.ndim > 1 else y.sum()
+
+    ref = torch_run(torch.float64)
+    t = Tensor(x, requires_grad=True)
+    y = ours(t)
+    loss(t).backward()
+    value, (g_compiled,) = engine_compile(loss)(x)
+    ref_value = float(np.sum(ref[0] * w)) if ref[0].ndim > 1 else float(ref[0].sum())
+
+    def err(got, want):
+        return float(np.max(np.abs(np.asarray(got, np.float64) - want)) / np.max(np.abs(want)))
+
+    torch_y, torch_g = torch_run(torch.float32)
+    assert y.dtype == np.float32 and t.grad.dtype == np.float32 and g_compiled.dtype == np.float32
+    # torch's softmax adds a leading axis in order (86 u here): bounds of a few roundings too
+    assert err(y.data, ref[0]) <= min(16 * U32, 4 * max(err(torch_y, ref[0]), U32))
+    for g in (t.grad.data, g_compiled):
+        assert err(g, ref[1]) <= 32 * U32 and err(g, ref[1]) <= 4 * max(err(torch_g, ref[1]), U32)
+    assert abs(float(value) - ref_value) <= 16 * U32 * (abs(ref_value) + float(w_sum.sum()))
