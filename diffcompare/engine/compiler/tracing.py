@@ -21,9 +21,6 @@ from __future__ import annotations
 import contextlib
 import threading
 
-import numpy as np
-
-
 from .. import autograd, grad_mode, kernels
 from ..tensor import Tensor, data_types
 from .tracer import Trace, TraceError, Tracer, traced_call, trace_of, user_line
@@ -60,11 +57,11 @@ def _label_gradients(node, output_nr, out: Tracer):
 def _recording(name, kernel):
     """``kernel``, recording one step when an operand is traced (a traced array, or a
     traced index such as sort's permutation, computed when the program is called); where
-    ``kernels.MIN_SIZE`` says the kernel is its plain form at this size, that form."""
-    least = kernels.MIN_SIZE.get(name, 0)
+    ``kernels.PLAIN`` says the kernel is its plain form at these shapes, that form."""
+    plain = kernels.PLAIN.get(name)
 
     def call(*args, **kwargs):
-        if trace_of((args, tuple(kwargs.values()))) is None or (least and np.size(args[0]) < least):
+        if trace_of((args, tuple(kwargs.values()))) is None or (plain and plain(*args, **kwargs)):
             return kernel(*args, **kwargs)
         return traced_call(("kernel", name), kernel, args, kwargs)
     call.__name__ = call.__qualname__ = name

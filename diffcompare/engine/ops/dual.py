@@ -40,6 +40,14 @@ def sum_to(x, shape: tuple):
     return kernels.sum_to(x, shape)
 
 
+def sum(x, axes: tuple, keepdims: bool = False):
+    """``x`` summed over the sorted ``axes``: a Tensor's recorded ``sum``, else
+    ``kernels.add_reduce`` (a long axis added in blocks, on arrays and traced values)."""
+    if is_tensor(x):
+        return x.sum(axis=axes, keepdims=keepdims)
+    return kernels.add_reduce(x, axes, keepdims)
+
+
 def broadcast_to(x, shape: tuple):
     if is_tensor(x):
         return x if x.shape == shape else _recorded["broadcast_to"].apply(x, shape=shape)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernels
 from ..function import Function
 from . import dual
+from .reduction import normalize_axes
 
 REDUCTIONS = ("mean", "sum", "none")
 
@@ -38,30 +40,30 @@ class Softmax(Function):
     saves_result = True
 
     def forward(self, a, axis=-1):
-        self.axis = axis
+        self.axes = normalize_axes(axis, a.data.ndim)
         if a.data.size == 0:   # an empty result, not NumPy's "zero-size reduction" error
             return a.data.copy()
         e = np.exp(a.data - a.data.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
+        return e / kernels.add_reduce(e, self.axes, True)
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return y * (g - (g * y).sum(axis=self.axis, keepdims=True))
+        return y * (g - dual.sum(g * y, self.axes, True))
 
 
 class LogSoftmax(Function):
     saves_result = True
 
     def forward(self, a, axis=-1):
-        self.axis = axis
+        self.axes = normalize_axes(axis, a.data.ndim)
         if a.data.size == 0:   # an empty result, not NumPy's "zero-size reduction" error
             return a.data.copy()
         shifted = a.data - a.data.max(axis=axis, keepdims=True)
-        return shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+        return shifted - np.log(kernels.add_reduce(np.exp(shifted), self.axes, True))
 
     def backward(self, g):
         (y,) = self.saved_tensors
-        return g - dual.exp(y) * g.sum(axis=self.axis, keepdims=True)
+        return g - dual.exp(y) * dual.sum(g, self.axes, True)
 
 
 class MseLoss(Function):

@@ -349,8 +349,8 @@ class Var(_Reduction):
         self.denom = n - ddof
         self.save_for_backward(self=a)
         with np.errstate(divide="ignore", invalid="ignore"):   # NumPy's nan/inf, no warning
-            d = x - x.sum(axis=axes, keepdims=True) / n
-            out = (d * d).sum(axis=axes, keepdims=True) / self.denom
+            d = x - kernels.add_reduce(x, axes, True) / n
+            out = kernels.add_reduce(d * d, axes, True) / self.denom
             out = self._finish(out)
         return out if keepdims else self._drop_axes(out)
 
@@ -359,7 +359,7 @@ class Var(_Reduction):
 
     def _centered(self):
         x = self.saved_value("self")
-        return x - x.sum(axis=self.axes, keepdims=True) / self.count
+        return x - dual.sum(x, self.axes, True) / self.count
 
     def backward(self, g):
         with np.errstate(divide="ignore", invalid="ignore"):
