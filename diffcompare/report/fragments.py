@@ -59,6 +59,34 @@ def note(text, title=None) -> dict:
     return {"kind": "note", "text": text, "title": title}
 
 
+def hover(text, title) -> dict:
+    """Text with more on hover (``title``)."""
+    return {"kind": "hover", "text": text, "title": title}
+
+
+def link(text, href) -> dict:
+    """A link within the page (``href``: ``#anchor``)."""
+    return {"kind": "link", "text": text, "href": href}
+
+
+def refs(numbers) -> dict:
+    """Numbered references to notes below a table: ``[1],[3]``."""
+    return {"kind": "refs", "text": ",".join(f"[{n}]" for n in numbers)}
+
+
+def capability(verdict: str) -> dict:
+    """An operator capability (``"native: how"``, ``"unsupported: why"``, ``"unavailable: why"``)
+    as its symbol, ✓ native, ○ unavailable, – otherwise, the whole verdict on hover."""
+    kind, _, why = str(verdict or "").partition(": ")
+    return {"kind": "capability", "text": {"native": "✓", "unavailable": "○"}.get(kind, "–"),
+            "status": kind, "title": f"{kind}: {why}"}
+
+
+def vertical(text) -> dict:
+    """A column heading set vertically (narrow columns of many operators)."""
+    return {"kind": "vertical", "text": text}
+
+
 def flag(flags):
     """A visible mark by a timing the results layer flags (``timing_flags``: "loaded (...)",
     ...): "⚠" and the kinds, the whole reasons on hover; None for a trusted timing."""

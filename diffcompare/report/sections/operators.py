@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
-from ..fragments import badge, muted, name, table
+from ..fragments import badge, capability, muted, name, table, vertical
 from ..templates import render
 from . import Section
 
@@ -30,14 +30,9 @@ def _capabilities(caps: dict):
     if not methods:
         return None
 
-    def mark(text):
-        kind, _, why = str(text or "").partition(": ")
-        return {"kind": "cap", "text": {"native": "✓", "unavailable": "○"}.get(kind, "–"),
-                "status": kind, "title": f"{kind}: {why}"}
-
     # a method a row, an operator a column: six columns fit any width, sixteen methods did not
-    rows = [[name(m, whole=True), *[mark(caps[op].get(m)) for op in caps]] for m in methods]
-    heads = ["method", *[{"kind": "vhead", "text": op} for op in caps]]
+    rows = [[name(m, whole=True), *[capability(caps[op].get(m)) for op in caps]] for m in methods]
+    heads = ["method", *[vertical(op) for op in caps]]
     return table(heads, rows, cls="compact caps")
 
 

@@ -7,7 +7,7 @@ import re
 
 from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
-from ..fragments import badge, lines, muted, name, table
+from ..fragments import badge, lines, link, muted, name, refs, table
 from ..templates import render
 from . import Section
 
@@ -116,8 +116,8 @@ def _capability(data):
                     label = f"{status} @ {_sizes_text(g['size'])}"
                 bits = [badge(status, label)]
                 if status != "ok":
-                    refs = sorted({note(status, m) for m in g["message"]})
-                    bits.append({"kind": "refs", "text": ",".join(f"[{r}]" for r in refs)})
+                    numbers = sorted({note(status, m) for m in g["message"]})
+                    bits.append(refs(numbers))
                 parts.append(bits)
             row.append(lines(*parts))
         rows.append(row)
@@ -219,7 +219,6 @@ def studies_data(data, names=None):
                                       cls="findings") if st.findings else None})
     if not out:
         return None
-    summary = [[{"kind": "link", "href": f"#{s['id']}", "text": s["title"]}, s["badge"], s["hold"], s["fail"],
-                s["no_data"]] for s in out]
+    summary = [[link(s["title"], f"#{s['id']}"), s["badge"], s["hold"], s["fail"], s["no_data"]] for s in out]
     return {"studies": out, "summary": table(["study", "status", "hold", "fail", "no data"], summary,
                                              num_cols={2, 3, 4}, cls="compact")}

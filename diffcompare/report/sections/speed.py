@@ -9,7 +9,7 @@ import math
 from .. import plots
 from ..fmt import fmt_count, fmt_ratio, fmt_seconds
 from ...results.provenance import mixed_hosts_message
-from ..fragments import badge, figure, flag, muted, name, strong, table
+from ..fragments import badge, figure, flag, hover, muted, name, strong, table
 from ..templates import render
 from . import Section, size_labels
 
@@ -169,10 +169,10 @@ def _preparation(data, ok):
                 row.append(muted("·"))
                 continue
             n_star = r["breakeven_calls"].iloc[0]
-            row.append({"kind": "titled", "text": fmt_count(n_star if n_star == n_star else math.inf),
-                        "title": f"prepare {fmt_seconds(r['prepare_s'].iloc[0])}, per call "
-                                 f"{fmt_seconds(r['t_method_s'].iloc[0])} against "
-                                 f"{fmt_seconds(r['t_baseline_s'].iloc[0])}"})
+            row.append(hover(fmt_count(n_star if n_star == n_star else math.inf),
+                             f"prepare {fmt_seconds(r['prepare_s'].iloc[0])}, per call "
+                             f"{fmt_seconds(r['t_method_s'].iloc[0])} against "
+                             f"{fmt_seconds(r['t_baseline_s'].iloc[0])}"))
         rows.append(row)
     summary = [strong("median N*"), ""]
     for m, b in pairs:
