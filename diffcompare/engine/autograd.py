@@ -10,6 +10,9 @@ Two entry points, as in ``torch.autograd``:
 - ``backward(tensors, ...)`` accumulates into ``.grad`` of the leaves;
 - ``grad(outputs, inputs, ...)`` returns the gradients and touches no ``.grad``.
 
+``run_backward`` is the loop itself for tools that run the engine on other data (the
+compiler's Tracers): the gradients as they arrive, unchecked and unconverted.
+
 >>> from diffcompare.engine import Tensor, autograd
 >>> x = Tensor([1.0, 2.0], requires_grad=True)
 >>> (gx,) = autograd.grad((x ** 3).sum(), x, create_graph=True)
@@ -25,7 +28,7 @@ from heapq import heappop, heappush
 import numpy as np
 
 from . import grad_mode, kernels
-from .function import FREED_MESSAGE, AccumulateGrad, _edge_of, accumulator_of
+from .function import FREED_MESSAGE, AccumulateGrad, accumulator_of, gradient_edge
 from .ops.dual import sum_to
 from .tensor import Tensor
 
@@ -94,6 +97,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
+def run_backward(outputs, inputs, grad_outputs=None, retain_graph=False, create_graph=False) -> list:
+    """The gradients of ``outputs`` arriving at ``inputs`` as the backward loop leaves them
+    (PyTorch's ``Engine.run_backward``): the graph's own data (arrays, the compiler's
+    Tracers, Tensors with ``create_graph``), None where none arrives, no dtype cast, no
+    ``.grad`` touched.  ``grad`` is this plus its checks and conversions."""
+    outputs, grad_outputs = _outputs_and_seeds(outputs, grad_outputs)
+    roots = _roots(outputs, grad_outputs, create_graph)
+    return _execute(roots, retain_graph, create_graph, captures=_capture_keys(_as_tuple(inputs)))
+
+
 # --- internals -----------------------------------------------------------------------
 
 def _as_tuple(x):
@@ -155,7 +168,7 @@ def _roots(tensors, grad_tensors, create_graph):
                 g = g_data.astype(t.dtype, copy=False)
         if create_graph and type(g) is not Tensor:
             g = Tensor._make(g)
-        node, nr = _edge_of(t)
+        node, nr = gradient_edge(t)
         roots.append((node, nr, g))
     return roots
 
@@ -204,7 +217,7 @@ def _execute(roots, retain_graph, create_graph, captures):
        captures take it (:func:`_run_tensor_hooks`, :class:`_Captures`).
     3. call the node: a leaf's ``AccumulateGrad`` adds into ``.grad``; any other
        node's ``backward`` maps its outputs' gradients to its inputs', and where
-       the op broadcast, :func:`_sum_back` sums them back to the inputs' shapes.
+       the op broadcast, :func:`sum_back` sums them back to the inputs' shapes.
     4. release: the node's saved tensors are dropped unless ``retain_graph``.
     5. accumulate: each input's gradient is added to what the node behind that
        input has received so far (:func:`_send`).
@@ -217,7 +230,7 @@ def _execute(roots, retain_graph, create_graph, captures):
     for node, nr, g in roots:
         _send(pending, heap, node, nr, g)
     release = not retain_graph
-    mode = grad_mode._state          # a create_graph backward records its own ops
+    mode = grad_mode.state           # a create_graph backward records its own ops
     prev_mode, mode.enabled = mode.enabled, create_graph
     try:
         while heap:
@@ -238,7 +251,7 @@ def _execute(roots, retain_graph, create_graph, captures):
             if type(input_grads) is not tuple:
                 input_grads = (input_grads,)
             elif node._input_shapes is not None:
-                input_grads = _sum_back(node, input_grads)
+                input_grads = sum_back(node, input_grads)
             if release and node._saved is not None:                     # 4. release
                 node._saved = None    # (Function.release, inlined)
                 node._released = True
@@ -269,7 +282,7 @@ def _send(pending, heap, node, nr, g):
     buf[nr] = g if buf[nr] is None else buf[nr] + g
 
 
-def _sum_back(node, grads: tuple) -> tuple:
+def sum_back(node, grads: tuple) -> tuple:
     """Undo broadcasting, the one place it is done: the gradients of a binary op whose
     inputs were broadcast (``node._input_shapes``, set by ``Function.apply``) summed
     back to the inputs' shapes; None where an input needs no gradient."""

@@ -120,7 +120,7 @@ def recording():
     from . import function
 
     made = []
-    make = function._make_tensor
+    make = function.make_output
 
     def recorded(data, grad_fn=None, output_nr=0, vc=None):
         t = make(data, grad_fn, output_nr, vc)
@@ -128,11 +128,11 @@ def recording():
             made.append(t)
         return t
 
-    function._make_tensor = recorded
+    function.make_output = recorded
     try:
         yield made
     finally:
-        function._make_tensor = make
+        function.make_output = make
 
 
 _SYMBOLS = {"Add": "+", "Sub": "−", "Mul": "×", "Div": "/", "Matmul": "@", "Pow": "^"}

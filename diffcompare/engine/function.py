@@ -30,8 +30,8 @@ import weakref
 
 import numpy as np
 
-from .grad_mode import _state as _grad_state
-from .tensor import Tensor, _register_on_node
+from .grad_mode import state as _grad_state
+from .tensor import Tensor
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved "
@@ -59,6 +59,20 @@ class Node:
 
     def name(self) -> str:
         return type(self).__name__
+
+    def hook_tensor(self, t) -> None:
+        """Let this node find tensor ``t`` when ``t``'s gradient arrives here (``t`` is one of
+        its outputs, or the leaf of an ``AccumulateGrad``), to run ``t``'s hooks and
+        ``retain_grad`` then; once per tensor."""
+        if self._hooked is None:
+            self._hooked = []
+        if not any(ref() is t for _, ref in self._hooked):
+            self._hooked.append((t.output_nr, weakref.ref(t)))
+
+    def unhook_tensor(self, t) -> None:
+        """Forget ``t`` (an in-place op made it the output of another node)."""
+        if self._hooked:
+            self._hooked = [(nr, ref) for nr, ref in self._hooked if ref() is not t]
 
     @property
     def saved(self) -> dict:
@@ -252,14 +266,14 @@ class Function(Node):
         if recording:
             node.needs_input_grad = needs
         out = node.forward(*inputs, **params) if params else node.forward(*inputs)
-        make = _make_tensor
+        make = make_output
         vc = inputs[0]._vc_or_new() if cls.is_view else None
         if not recording:
             if type(out) is tuple:
                 return tuple([make(o, None, 0, vc) for o in out])
             return make(out, None, 0, vc)
 
-        # the edges (_edge_of), written out for the one- and two-input ops of every hot
+        # the edges (gradient_edge), written out for the one- and two-input ops of every hot
         # path: a non-leaf input's is its (grad_fn, output_nr); a leaf's may create its
         # AccumulateGrad, so before this node's number
         if len(inputs) == 1:
@@ -275,7 +289,7 @@ class Function(Node):
             node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None
                                    else (accumulator_of(b), 0) if b._requires_grad else _NO_EDGE)
         else:
-            node.next_functions = tuple(map(_edge_of, inputs))
+            node.next_functions = tuple(map(gradient_edge, inputs))
         node.sequence_nr = _next_sequence_nr()
         if type(out) is tuple:
             node.num_outputs = len(out)
@@ -307,7 +321,7 @@ class AccumulateGrad(Node):
         if variable._hooks is not None:
             # the leaf's hooks run here, as a non-leaf's run at its grad_fn: before the
             # gradient is accumulated or captured (Tensor.register_hook)
-            _register_on_node(variable, self)
+            self.hook_tensor(variable)
 
     def accumulate_from(self, grads: list, create_graph: bool):
         """Take the gradient out of the engine's buffer ``grads`` and add it into
@@ -366,11 +380,14 @@ _next_sequence_nr = itertools.count().__next__
 
 
 _requires_grad_of = operator.attrgetter("_requires_grad")
-_make_tensor = Tensor._make
+#: The constructor ``Function.apply`` makes its outputs with (``Tensor._make``, read at each
+#: call): ``evaluation_trace.recording`` swaps it for one that also notes every tensor made.
+make_output = Tensor._make
 
 
-def _edge_of(t) -> tuple:
-    """The (node, input_nr) an op records for input ``t``."""
+def gradient_edge(t) -> tuple:
+    """The ``(node, input_nr)`` an op records for input ``t``: where ``t``'s gradient goes
+    (``torch.autograd.graph.get_gradient_edge``); ``(None, 0)`` if it needs none."""
     if not t._requires_grad:
         return _NO_EDGE
     if t.grad_fn is not None:

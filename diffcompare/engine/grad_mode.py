@@ -21,16 +21,18 @@ class _State(threading.local):
     enabled = True   # the default in every thread
 
 
-_state = _State()
+#: This thread's grad mode: ``state.enabled`` is what :func:`is_grad_enabled` returns.  The
+#: engine's hot paths (``Function.apply``, the backward loop) read and set it directly.
+state = _State()
 
 
 def is_grad_enabled() -> bool:
     """True when new operations are recorded for backward."""
-    return _state.enabled
+    return state.enabled
 
 
 def set_grad_enabled(mode: bool) -> None:
-    _state.enabled = bool(mode)
+    state.enabled = bool(mode)
 
 
 class _GradModeContext:

@@ -20,7 +20,9 @@ import numpy as np
 from . import _tensor_str, array_api, autograd, ops
 from .ops import elementwise as _ew
 from .ops.shape import sort_order
-from .tensor import _NUMBERS, Tensor, _const, _data
+from .tensor import Tensor, constant
+
+_NUMBERS = (int, float, np.integer, np.floating)
 
 # Comparisons give boolean tensors outside the graph: operator -> NumPy function.
 COMPARISONS = {"lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal,
@@ -31,14 +33,14 @@ def _binary(fn_cls, commutes):
     apply = fn_cls.apply
 
     def forward(self, other):
-        return apply(self, other if type(other) is Tensor else _const(other, self))
+        return apply(self, other if type(other) is Tensor else constant(other, self))
 
     if commutes:   # `3 * a` is recorded as a.mul(3), as PyTorch does: the tensor first
         def reflected(self, other):
-            return apply(self, _const(other, self))
+            return apply(self, constant(other, self))
     else:
         def reflected(self, other):
-            return apply(_const(other, self), self)
+            return apply(constant(other, self), self)
 
     def in_place(self, other):
         return ops.inplace(self, fn_cls, other)
@@ -62,7 +64,7 @@ def _reduction(fn):
 
 def _comparison(compare):
     def method(self, other):
-        return Tensor._make(compare(self.data, _data(other)))
+        return Tensor._make(compare(self.data, other.data if isinstance(other, Tensor) else other))
     return method
 
 
@@ -71,11 +73,11 @@ def _pow(self, other):
         return _ew.PowTensor.apply(self, other)
     if isinstance(other, _NUMBERS):   # PowBackward0: the exponent is kept as a number
         return _ew.Pow.apply(self, exponent=other)
-    return _ew.PowTensor.apply(self, _const(other, self))
+    return _ew.PowTensor.apply(self, constant(other, self))
 
 
 def _rpow(self, other):
-    return _ew.PowTensor.apply(_const(other, self), self)
+    return _ew.PowTensor.apply(constant(other, self), self)
 
 
 def _reshape(self, *shape):

@@ -23,7 +23,6 @@ keeps its dtype and is not copied; a Tensor is copied (as ``torch.tensor(t)``).
 from __future__ import annotations
 
 import warnings
-import weakref
 
 import numpy as np
 
@@ -253,7 +252,7 @@ class Tensor:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is not None and not self._retains_grad:
             self._retains_grad = True
-            _register_on_node(self)
+            self.grad_fn.hook_tensor(self)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` when this tensor's gradient is computed; a returned
@@ -263,12 +262,12 @@ class Tensor:
         if self._hooks is None:
             self._hooks = []
             if self.grad_fn is not None:
-                _register_on_node(self)
+                self.grad_fn.hook_tensor(self)
             else:   # a leaf: its AccumulateGrad, if a graph has one (else it registers when made)
                 ref = self._accum_ref
                 acc = ref() if ref is not None else None
                 if acc is not None:
-                    _register_on_node(self, acc)
+                    acc.hook_tensor(self)
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
 
@@ -377,36 +376,14 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
-def _register_on_node(t: Tensor, node=None) -> None:
-    """Let the node where t's gradient arrives (its grad_fn, or a leaf's AccumulateGrad)
-    find t there, for retain_grad and hooks; once per tensor."""
-    if node is None:
-        node = t.grad_fn
-    if node._hooked is None:
-        node._hooked = []
-    if not any(ref() is t for _, ref in node._hooked):
-        node._hooked.append((t.output_nr, weakref.ref(t)))
-
-
-def _unregister_from_node(t: Tensor) -> None:
-    node = t.grad_fn
-    if node is not None and node._hooked:
-        node._hooked = [(nr, ref) for nr, ref in node._hooked if ref() is not t]
-
-
-_NUMBERS = (int, float, np.integer, np.floating)
-
-
-def _const(value, like: Tensor) -> Tensor:
-    """A constant operand; Python numbers take the other operand's float dtype."""
+def constant(value, like: Tensor) -> Tensor:
+    """``value`` as a constant operand (outside the graph) of an op whose other operand is
+    ``like``: an array as it is; a number (or a list) in ``like``'s dtype when that is a
+    float dtype, so ``x * 3`` stays float32 for a float32 ``x``, as in PyTorch."""
     if isinstance(value, np.ndarray):
         return Tensor._make(value)
     dtype = like.data.dtype if like.data.dtype.kind == "f" else None
     return Tensor._make(np.asarray(value, dtype=dtype))
-
-
-def _data(value):
-    return value.data if isinstance(value, Tensor) else value
 
 
 def tensor(data, requires_grad: bool = False, dtype=None) -> Tensor:

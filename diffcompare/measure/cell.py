@@ -131,7 +131,8 @@ def measure_cell(problem_name, size, seed, backend_name, dtype="float64", option
     reference = accuracy.reference_gradient(problem, size, seed, cache_dir=cache_dir)
     errors = accuracy.errors(grads, reference.values)
     call, _ = backend.timed_vjp(prepared, inputs, cotangent)
-    peak, source, cross_check = _peak(backend, call, device, gpu_peak)
+    peak, source, cross_check = _peak(backend, call, device, gpu_peak,
+                                      memory.planned_xla_bytes(prepared.info))
     t = time_call(call, **timing_opts)
     extra = {**(_after_gradient_info(prepared) or {}), **cross_check}
     yield row("gradient", status="ok", **_timing_fields(t), evaluations=evaluations,
@@ -294,13 +295,20 @@ def _first_call(fn, device):
     return first[0], time.perf_counter() - start, gpu_peak
 
 
-def _peak(backend, call, device, gpu_peak):
-    """Peak bytes of one call, where the number comes from, and a cross-check (``extra``)."""
+def _peak(backend, call, device, gpu_peak, planned=None):
+    """Peak bytes of one call, where the number comes from, and a cross-check (``extra``).
+
+    On a GPU: the allocator's peak read on the first call; where an earlier high-water mark
+    hid it, the compiled program's ``planned`` bytes (its buffer assignment) if it has one,
+    with the reason the allocator could not say (``extra["gpu_peak_hidden"]``)."""
     if device is None:
         return _peak_memory(backend, call)
-    if gpu_peak is None:
-        return None, f"{memory.NOT_MEASURED}: {memory.gpu_peak_hidden_reason(device)}", {}
-    return gpu_peak, memory.GPU_MEMORY_STATS, {}
+    if gpu_peak is not None:
+        return gpu_peak, memory.GPU_MEMORY_STATS, {}
+    hidden = memory.gpu_peak_hidden_reason(device)
+    if planned is not None:
+        return planned, memory.XLA_BUFFERS, {"gpu_peak_hidden": hidden}
+    return None, f"{memory.NOT_MEASURED}: {hidden}", {}
 
 
 def _peak_memory(backend, call):

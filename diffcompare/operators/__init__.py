@@ -46,7 +46,7 @@ import numpy as np
 
 from ..backends.base import Unavailable, UnsupportedError
 from .dense import OPERATORS, TABLE, Context, Native
-from .layout import Layout, safe_name
+from .layout import Layout, as_args, fit
 
 #: Dense results larger than this many entries are refused (float64: 200 MB): pass
 #: ``sparse=True`` for a compressed, coloured evaluation instead.
@@ -54,7 +54,6 @@ MAX_DENSE_ENTRIES = 25_000_000
 
 #: the operators that take a vector at evaluate, and its name
 _VECTOR = {"pullback": "cotangent", "pushforward": "tangent", "hvp": "tangent"}
-_SCALAR = ("gradient", "hessian", "hvp")     # need f: R^n -> R
 
 
 class OperatorUnsupported(UnsupportedError):
@@ -88,7 +87,7 @@ class PreparedOperator:
     _evaluate: Callable = dataclasses.field(repr=False)
 
     def evaluate(self, inputs, vector=None) -> np.ndarray:
-        inputs = self.layout.check_inputs(_as_args(inputs, self.problem.wrt))
+        inputs = self.layout.check_inputs(as_args(inputs, self.problem.wrt))
         name = _VECTOR.get(self.operator)
         if name is None:
             if vector is not None:
@@ -124,7 +123,7 @@ def prepare(operator: str, fn_or_problem, inputs, method: str = "engine",
 
     if operator not in OPERATORS:
         raise ValueError(f"unknown operator {operator!r}; the operators are {', '.join(OPERATORS)}.")
-    problem, inputs, layout = _fit(operator, fn_or_problem, inputs, wrt)
+    problem, inputs, layout = fit(operator, fn_or_problem, inputs, wrt)
     cell = TABLE[operator].get(method)
     if cell is None:
         raise KeyError(f"unknown method {method!r}; known methods: {', '.join(backends.names())}")
@@ -232,52 +231,6 @@ def __getattr__(name):
 
         return import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-# --- fitting a function or problem to an operator -----------------------------------------
-
-def _as_args(inputs, wrt) -> tuple:
-    """The argument tuple (a lone array is the only argument); differentiated integers as
-    float64."""
-    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
-    return tuple(np.asarray(a, dtype=np.float64)
-                 if i in wrt and np.asarray(a).dtype.kind in "biu" else np.asarray(a)
-                 for i, a in enumerate(args))
-
-
-def _fit(operator, fn_or_problem, inputs, wrt):
-    """The problem as the operator needs it (``wrt``; tagged vector-output for the vector
-    operators, untagged for the scalar ones), its arguments and their layout."""
-    from .. import problems
-    from ..problems import Problem
-
-    problem = fn_or_problem
-    if isinstance(problem, str):
-        problem = problems.get(problem)
-    if not isinstance(problem, Problem):
-        if not callable(problem):
-            raise TypeError(f"expected fn(xp, *args), a Problem or a problem name, got "
-                            f"{type(problem).__name__}.")
-        args = _as_args(inputs, tuple(wrt or (0,)))
-        problem = Problem(safe_name(problem), problem, lambda size, seed: args,
-                          "a function given to diffcompare.operators", wrt=tuple(wrt or (0,)))
-    elif wrt is not None:
-        problem = dataclasses.replace(problem, wrt=tuple(wrt))
-    args = _as_args(inputs, problem.wrt)
-    out_shape = np.shape(problem.fn(np, *args))
-    layout = Layout.of(args, problem.wrt, out_shape)
-    tags = set(problem.tags) - {"vector-output"}
-    if operator in _SCALAR:
-        if layout.m != 1:
-            raise ValueError(f"{operator} needs a scalar function; {problem.name!r} returns shape "
-                             f"{out_shape}: use jacobian, pullback or pushforward.")
-        problem = dataclasses.replace(problem, tags=frozenset(tags), make_cotangent=None,
-                                      operators=(), exact_operators={})
-    else:
-        problem = dataclasses.replace(problem, tags=frozenset(tags | {"vector-output"}),
-                                      make_cotangent=lambda size, seed: np.ones(out_shape),
-                                      operators=(), exact_operators={})
-    return problem, args, layout
 
 
 def _result_shape(operator, layout) -> tuple:

@@ -135,7 +135,7 @@ def _refusing(ctx, call):
 
 # --- flat functions for the libraries' own operators ------------------------------------
 
-def _flat(problem, lay: Layout, xp, others, scalar: bool):
+def flat_function(problem, lay: Layout, xp, others, scalar: bool):
     """``f(x)`` of the flat differentiated vector ``x`` on namespace ``xp`` (the other
     arguments fixed to ``others``): scalar ``()`` or flat ``(m,)`` output."""
     def f(x, others=others):
@@ -210,7 +210,7 @@ def _jax(transform):
             return jax.device_put(x, device), others, vec
 
         def g(x, others, v):
-            return transform(jax, _flat(problem, lay, jax.numpy, others, scalar), x, v)
+            return transform(jax, flat_function(problem, lay, jax.numpy, others, scalar), x, v)
 
         with scope():
             if getattr(b, "jit", True):
@@ -257,7 +257,7 @@ def _torch(transform):
             args, _ = b.tensor_args(state, problem, inputs, requires_grad=False)
             x = torch.cat([args[i].detach().reshape(-1) for i in problem.wrt])
             vec = None if v is None else torch.as_tensor(np.asarray(v, dtype=state.dtype))
-            f = _flat(problem, lay, state.xp, args, scalar)
+            f = flat_function(problem, lay, state.xp, args, scalar)
             out = transform(torch, f, x, vec)
             return np.asarray(out.detach().numpy(), dtype=np.float64)
 
@@ -283,7 +283,7 @@ def _autograd(transform):
 
         def evaluate(inputs, v):
             x = lay.concat(inputs[i] for i in problem.wrt)
-            f = _flat(problem, lay, anp, inputs, scalar)
+            f = flat_function(problem, lay, anp, inputs, scalar)
             return np.asarray(transform(autograd, f, x, v), dtype=np.float64)
 
         return evaluate
@@ -376,7 +376,7 @@ def _numdifftools(kind):
 
         def evaluate(inputs, _):
             x = lay.concat(inputs[i] for i in problem.wrt)
-            f = _flat(problem, lay, np, [np.asarray(a) for a in inputs], scalar)
+            f = flat_function(problem, lay, np, [np.asarray(a) for a in inputs], scalar)
             return np.asarray(getattr(nd, kind)(f)(x), dtype=np.float64).reshape(shape)
 
         return evaluate
@@ -386,9 +386,12 @@ def _numdifftools(kind):
 
 # --- the table ------------------------------------------------------------------------
 
-_JAX_JIT = ("jax-jit", "jax-jit-cpu", "jax-jit-tf32")
-_SYMBOLIC_DIFF = ("sympy", "sympy-cse", "symengine")
-_SYMBOLIC = _SYMBOLIC_DIFF + ("sympy-reverse",)
+#: the JAX methods that run the library's own operators under ``jax.jit`` (reverse mode)
+JAX_JIT = ("jax-jit", "jax-jit-cpu", "jax-jit-tf32")
+#: the symbolic methods that differentiate each entry (``diff`` per input): their Jacobian
+#: and Hessian are the nonzero entries, and so their sparsity pattern
+SYMBOLIC_DIFF = ("sympy", "sympy-cse", "symengine")
+_SYMBOLIC = SYMBOLIC_DIFF + ("sympy-reverse",)
 
 def _table() -> dict:
     names = _backends.names()
@@ -404,12 +407,12 @@ def _table() -> dict:
     push["engine-jvp"] = Native("functional.jvp (the transposed VJP: two reverse passes)",
                                 _engine_jvp, input_limit=False)
     push["engine-compiled"] = Refused("the compiled program is reverse mode only (a VJP)")
-    for m in _JAX_JIT + ("jax-jacfwd",):
+    for m in JAX_JIT + ("jax-jacfwd",):
         push[m] = Native("jax.jvp under jit", _jax_jvp, input_limit=False)
     push["jax-eager"] = Native("jax.jvp, eager", _jax_jvp)
     push["torch"] = Native("torch.func.jvp (forward mode)", _torch_jvp)
     push["autograd"] = Native("autograd.make_jvp (forward mode)", _autograd_jvp)
-    for m in _SYMBOLIC_DIFF:
+    for m in SYMBOLIC_DIFF:
         push[m] = Native("symbolic Jacobian (lambdified entries) times v", _symbolic_jvp)
     push["sympy-reverse"] = Refused("reverse accumulation gives vector-Jacobian products only; "
                                     "sympy differentiates per input")
@@ -428,13 +431,13 @@ def _table() -> dict:
     jac["engine-compiled"] = Native("m passes of the compiled reverse program", _jacobian_by_pullbacks)
     jac["engine-jvp"] = Native("n forward products (functional.jvp per unit tangent)",
                                _jacobian_product)
-    for m in _JAX_JIT:
+    for m in JAX_JIT:
         jac[m] = Native("jax.jacrev under jit", _jacobian_product)
     jac["jax-eager"] = Native("jax.jacrev, eager", _jacobian_product)
     jac["jax-jacfwd"] = Native("jax.jacfwd under jit", _jacobian_product)
     jac["torch"] = Native("torch.func.jacrev", _jacobian_product)
     jac["autograd"] = Native("autograd.jacobian (m reverse passes)", _autograd_jacobian)
-    for m in _SYMBOLIC_DIFF:
+    for m in SYMBOLIC_DIFF:
         jac[m] = Native("symbolic closed form (nonzero entries, lambdified)",
                         _symbolic_jacobian_entries)
     jac["sympy-reverse"] = Native("the symbolic reverse program once per output",
@@ -456,7 +459,7 @@ def _table() -> dict:
     for m in ("engine-jvp",):
         hes[m] = hvp[m] = Refused("forward mode here is first order; the engine's second "
                                   "derivatives are the method engine")
-    for m in _JAX_JIT:
+    for m in JAX_JIT:
         hes[m] = Native("jax.hessian (forward over reverse) under jit", _jax_hessian)
         hvp[m] = Native("jax.jvp of jax.grad (forward over reverse) under jit", _hvp)
     hes["jax-eager"] = Native("jax.hessian (forward over reverse), eager", _jax_hessian)

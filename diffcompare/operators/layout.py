@@ -4,7 +4,9 @@ Every operator works in one coordinate system.  The ``n`` inputs are the differe
 arguments (``wrt``) flattened in C order and concatenated; the ``m`` outputs are the
 function's value flattened.  A Jacobian is ``(m, n)``, a Hessian ``(n, n)``, a gradient,
 pullback or Hessian-vector product ``(n,)``, a pushforward ``(m,)``.  ``Layout`` converts
-between that space and the arguments' own shapes, and checks what a caller passes.
+between that space and the arguments' own shapes, and checks what a caller passes;
+:func:`fit` makes a function or problem and its arguments into what an operator computes on
+(the problem, its arguments, their ``Layout``).
 
 >>> import numpy as np
 >>> lay = Layout.of((np.zeros((2, 3)), np.zeros(4), np.zeros(())), wrt=(0, 2), out_shape=(5,))
@@ -105,6 +107,56 @@ class Layout:
             return u.reshape(-1)
         raise ValueError(f"the cotangent has shape {u.shape}; the function's output has shape "
                          f"{self.out_shape} (pass that shape, or flat ({self.m},)).")
+
+
+#: the operators of a scalar function (f: R^n -> R)
+_SCALAR = ("gradient", "hessian", "hvp")
+
+
+def as_args(inputs, wrt) -> tuple:
+    """The argument tuple (a lone array is the only argument); differentiated integers as
+    float64."""
+    args = tuple(inputs) if isinstance(inputs, (tuple, list)) else (inputs,)
+    return tuple(np.asarray(a, dtype=np.float64)
+                 if i in wrt and np.asarray(a).dtype.kind in "biu" else np.asarray(a)
+                 for i, a in enumerate(args))
+
+
+def fit(operator: str, fn_or_problem, inputs, wrt):
+    """``(problem, args, layout)``: ``fn_or_problem`` (``fn(xp, *args)``, a Problem or a
+    catalog problem's name) as ``operator`` needs it (``wrt``; tagged vector-output for the
+    vector operators, untagged for the scalar ones), its arguments and their layout.  A
+    scalar operator of a vector-valued function is a ``ValueError``."""
+    from .. import problems
+    from ..problems import Problem
+
+    problem = fn_or_problem
+    if isinstance(problem, str):
+        problem = problems.get(problem)
+    if not isinstance(problem, Problem):
+        if not callable(problem):
+            raise TypeError(f"expected fn(xp, *args), a Problem or a problem name, got "
+                            f"{type(problem).__name__}.")
+        args = as_args(inputs, tuple(wrt or (0,)))
+        problem = Problem(safe_name(problem), problem, lambda size, seed: args,
+                          "a function given to diffcompare.operators", wrt=tuple(wrt or (0,)))
+    elif wrt is not None:
+        problem = dataclasses.replace(problem, wrt=tuple(wrt))
+    args = as_args(inputs, problem.wrt)
+    out_shape = np.shape(problem.fn(np, *args))
+    layout = Layout.of(args, problem.wrt, out_shape)
+    tags = set(problem.tags) - {"vector-output"}
+    if operator in _SCALAR:
+        if layout.m != 1:
+            raise ValueError(f"{operator} needs a scalar function; {problem.name!r} returns shape "
+                             f"{out_shape}: use jacobian, pullback or pushforward.")
+        problem = dataclasses.replace(problem, tags=frozenset(tags), make_cotangent=None,
+                                      operators=(), exact_operators={})
+    else:
+        problem = dataclasses.replace(problem, tags=frozenset(tags | {"vector-output"}),
+                                      make_cotangent=lambda size, seed: np.ones(out_shape),
+                                      operators=(), exact_operators={})
+    return problem, args, layout
 
 
 def safe_name(fn) -> str:

@@ -31,10 +31,11 @@ def prepare_sparsejac(fn, inputs, method="jax-jit", wrt=None, mode="auto",
     """The sparse Jacobian's prepare phase by ``sparsejac`` on JAX ``method`` (jitted)."""
     from .. import backends
     from ..backends.base import Unavailable, compute_dtype
-    from . import OperatorUnsupported, _fit
+    from . import OperatorUnsupported
     from .coloured import SparseResult
     from .colouring import colour_columns, colour_rows
-    from .dense import _JAX_JIT, _flat
+    from .dense import JAX_JIT, flat_function
+    from .layout import fit
     from .prepared_sparse import MODES, SparsePrepared
     from .sparsity import jacobian_pattern
 
@@ -46,8 +47,8 @@ def prepare_sparsejac(fn, inputs, method="jax-jit", wrt=None, mode="auto",
         raise Unavailable("sparsejac is not installed: pip install 'diffcompare[sparsejac]'") \
             from None
     started = time.perf_counter()
-    problem, args, layout = _fit("jacobian", fn, inputs, wrt)
-    jitted = _JAX_JIT + ("jax-jacfwd",)
+    problem, args, layout = fit("jacobian", fn, inputs, wrt)
+    jitted = JAX_JIT + ("jax-jacfwd",)
     if method not in jitted:
         raise OperatorUnsupported("jacobian", method, "sparsejac runs on JAX under jit: one of "
                                   f"{', '.join(jitted)}", problem.name)
@@ -84,7 +85,7 @@ def prepare_sparsejac(fn, inputs, method="jax-jit", wrt=None, mode="auto",
         # faster evaluations than passing them as jit arguments, for a compile 1.9x longer
         # (2.8 s against 1.5 s CPU, measured side by side)
         others = tuple(jax.device_put(np.asarray(a), device) for a in args)
-        f = _flat(problem, layout, jax.numpy, others, scalar=False)
+        f = flat_function(problem, layout, jax.numpy, others, scalar=False)
         jac = (sparsejac.jacfwd if forward else sparsejac.jacrev)(
             lambda x: f(x), sparsity=sparsity, coloring_strategy=ordering)
         x0 = jax.device_put(layout.concat([args[i] for i in problem.wrt]).astype(dtype), device)

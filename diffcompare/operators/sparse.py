@@ -59,19 +59,20 @@ def prepare_jacobian(fn, inputs, method: str = "engine-jvp", wrt=None, mode: str
             raise ValueError(f"peer must be one of {', '.join(peers.PEERS)} (or None), "
                              f"got {peer!r}.")
         return peers.prepare_sparsejac(fn, inputs, method, wrt, mode, ordering, options)
-    from . import _fit, prepare
+    from . import prepare
+    from .layout import fit
     from .colouring import colour_columns, colour_rows
     from .coloured import jacobian_fd, jacobian_forward, jacobian_reverse
-    from .dense import _SYMBOLIC_DIFF, TABLE, Native
+    from .dense import SYMBOLIC_DIFF, TABLE, Native
     from .sparsity import jacobian_pattern
 
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}.")
-    if method in _SYMBOLIC_DIFF and mode == "auto":
+    if method in SYMBOLIC_DIFF and mode == "auto":
         from . import symbolic_sparse
         return symbolic_sparse.prepare_jacobian(fn, inputs, method, wrt, options)
     started = time.perf_counter()
-    problem, args, layout = _fit("jacobian", fn, inputs, wrt)
+    problem, args, layout = fit("jacobian", fn, inputs, wrt)
     pattern = jacobian_pattern(problem.fn, args, problem.wrt)
     t0 = time.perf_counter()
     if method in FD_SCHEMES:
@@ -130,19 +131,20 @@ def prepare_hessian(fn, inputs, method: str = "engine", wrt=None,
                     ordering: str = "largest_first", kind: str = "auto",
                     options=None) -> SparsePrepared:
     """:func:`hessian`'s prepare phase: detect, colour, prepare the method's HVP."""
-    from . import _fit, prepare
+    from . import prepare
+    from .layout import fit
     from .colouring import HESSIAN_KINDS, colour_hessian
     from .coloured import hessian_forward_over_reverse
-    from .dense import _SYMBOLIC_DIFF
+    from .dense import SYMBOLIC_DIFF
     from .sparsity import hessian_pattern
 
     if kind not in HESSIAN_KINDS:
         raise ValueError(f"kind must be one of {', '.join(HESSIAN_KINDS)}, got {kind!r}.")
-    if method in _SYMBOLIC_DIFF and kind == "auto":
+    if method in SYMBOLIC_DIFF and kind == "auto":
         from . import symbolic_sparse
         return symbolic_sparse.prepare_hessian(fn, inputs, method, wrt, options)
     started = time.perf_counter()
-    problem, args, _ = _fit("hessian", fn, inputs, wrt)
+    problem, args, _ = fit("hessian", fn, inputs, wrt)
     pattern = hessian_pattern(problem.fn, args, problem.wrt)
     t0 = time.perf_counter()
     colouring = colour_hessian(pattern, ordering, kind)

@@ -111,19 +111,19 @@ def _record(fn, inputs, wrt, backward):
     ``wrt`` input (when ``backward``) and the column offsets of the ``wrt`` inputs."""
     from ..engine import Tensor, array_api, autograd, grad_mode
     from ..engine.compiler.tracer import Trace
-    from ..engine.compiler.tracing import _tracing
+    from ..engine.compiler.tracing import recording_kernels, traced_tensor
 
     wrt = tuple(int(i) % len(inputs) for i in ((wrt,) if isinstance(wrt, int) else wrt))
     trace = Trace()
     trace.grad_names = {}
     offsets = [0]
-    with _tracing(recorded=("index_add",)):
+    with recording_kernels(recorded=("index_add",)):
         tensors = []
         for i, a in enumerate(inputs):
             a = np.asarray(a)
             if i in wrt:
-                t = Tensor._make(trace.argument(a.astype(np.float64) if a.dtype.kind in "iub" else a,
-                                                f"arg{i}"))
+                t = traced_tensor(trace, a.astype(np.float64) if a.dtype.kind in "iub" else a,
+                                  f"arg{i}")
                 t.requires_grad = True
             else:
                 t = Tensor(a)
@@ -143,9 +143,7 @@ def _record(fn, inputs, wrt, backward):
                                  f"shape {tuple(out.shape)}")
             trace.phase = "backward"
             if out._requires_grad:
-                roots = autograd._roots((out,), (None,), False)
-                grads = autograd._execute(roots, False, False,
-                                          captures=autograd._capture_keys(leaves))
+                grads = autograd.run_backward(out, leaves)
             else:
                 grads = [None] * len(leaves)
             grads = [getattr(g, "data", g) for g in grads]
@@ -414,9 +412,9 @@ class _Dense(Exception):
 
 
 def _flat(args, kwargs):
-    from ..engine.compiler.tracer import _flatten
+    from ..engine.compiler.tracer import flatten
 
-    return list(_flatten((tuple(args), tuple(kwargs.values()))))
+    return list(flatten((tuple(args), tuple(kwargs.values()))))
 
 
 def _substitute(x, pos, constants_as_zero=False):

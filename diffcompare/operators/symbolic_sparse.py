@@ -1,7 +1,7 @@
 """Sparse symbolic Jacobians and Hessians: only the nonzero entries derived, no colouring.
 
 The symbolic methods that differentiate per variable (``sympy``, ``sympy-cse``,
-``symengine``; ``dense._SYMBOLIC_DIFF``) know the pattern from the expressions themselves:
+``symengine``; ``dense.SYMBOLIC_DIFF``) know the pattern from the expressions themselves:
 
 - **Jacobian**: their ``prepare`` of a vector output already derives each output only by
   the symbols it contains, keeps the nonzero ``∂y_i/∂x_j`` and lambdifies them together
@@ -41,10 +41,10 @@ MODE = "symbolic nonzero entries"
 def prepare_jacobian(fn, inputs, method, wrt=None, options=None):
     """The sparse Jacobian's prepare phase on a symbolic method: its ``prepare`` derives and
     lambdifies the nonzero entries."""
-    from . import _fit
+    from .layout import fit
 
     started = time.perf_counter()
-    problem, args, layout = _fit("jacobian", fn, inputs, wrt)
+    problem, args, layout = fit("jacobian", fn, inputs, wrt)
     backend, prepared = _prepared("jacobian", problem, args, method, options)
     state = prepared.state
     rows, cols = state.jac_rows, state.jac_cols
@@ -59,10 +59,10 @@ def prepare_jacobian(fn, inputs, method, wrt=None, options=None):
 def prepare_hessian(fn, inputs, method, wrt=None, options=None):
     """The sparse Hessian's prepare phase on a symbolic method: the gradient's entries
     differentiated per nonzero (upper triangle), lambdified together."""
-    from . import _fit
+    from .layout import fit
 
     started = time.perf_counter()
-    problem, args, layout = _fit("hessian", fn, inputs, wrt)
+    problem, args, layout = fit("hessian", fn, inputs, wrt)
     backend, prepared = _prepared("hessian", problem, args, method, options)
     if not problem.smooth:
         raise _unsupported("hessian", method, "the Hessian of a nonsmooth problem: second "

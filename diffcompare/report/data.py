@@ -16,11 +16,11 @@ from ..results import (CELL, CELLS_TABLE_COLUMNS, EXACT_FAMILIES, FD_FAMILY, Res
                        problem_order, winners)
 from ..results import READER_STATUSES as EXTRA_STATUSES
 from ..results.cells import cells_table as build_cells
-from ..results.cells import finite, geometric_mean
+from ..results.cells import backend_fact, finite, geometric_mean
 
 ReportData = Results
 CELL_COLUMNS = CELLS_TABLE_COLUMNS
 
 __all__ = ["load", "ReportData", "Results", "Study", "build_cells", "median_over_seeds", "winners",
            "backend_order", "problem_order", "problem_info", "EXTRA_STATUSES", "EXACT_FAMILIES",
-           "FD_FAMILY", "is_exact", "finite", "geometric_mean", "parse_time", "CELL", "CELL_COLUMNS"]
+           "FD_FAMILY", "is_exact", "backend_fact", "finite", "geometric_mean", "parse_time", "CELL", "CELL_COLUMNS"]

@@ -33,6 +33,7 @@ import math
 import numpy as np
 
 from ..backends.registry import FAMILIES, MODES
+from ..measure import memory
 from ..measure.stats import Stats
 from .catalog import is_exact
 from .folder import finished_cells
@@ -57,7 +58,7 @@ PHASE_MEASURES = {
 #: The cells table's columns, in order (``ratio`` = gradient_s / function_s; ``cpu_share`` the
 #: lowest and ``load_per_cpu`` the highest of the function's and the gradient's timings;
 #: ``timing_flags`` why the cell's timing is not to be trusted, :mod:`.trust`).
-CELLS_TABLE_COLUMNS = CELL + ["family", "mode", "status", "message"] + [
+CELLS_TABLE_COLUMNS = CELL + ["family", "mode", "exact", "status", "message"] + [
     c for m in PHASE_MEASURES.values() for c in m.values()] + [
     "gradient_q1_s", "gradient_q3_s", "cpu_share", "load_per_cpu", "ratio", "timing_flags"]
 
@@ -74,6 +75,9 @@ CELLS_TABLE_DOCS = {
     "dtype": ("", "Floating dtype the cell ran in, e.g. `float64`."),
     "family": ("", f"The method's family: {', '.join(FAMILIES)}."),
     "mode": ("", f"{' or '.join(f'`{m}`' for m in MODES)} mode, empty for methods that are neither."),
+    "exact": ("", "Whether the method is exact up to rounding (AD, symbolic, hand-written), as "
+              "`catalog.json` describes it; not finite differences, nor a reduced-precision "
+              "variant (`jax-jit-tf32`). A folder that does not describe it: by its family."),
     "status": ("", "The cell's status: ok, unsupported, unavailable, timeout, error, crashed, "
                "skipped, or unfinished / missing (a cell the run did not finish / never reached)."),
     "message": ("", "Why the status is not ok (exception, signal, limit, reason); else a note "
@@ -95,8 +99,7 @@ CELLS_TABLE_DOCS = {
     "gradient_iqr_s": ("s", "Interquartile range of the gradient's per-call seconds."),
     "gradient_min_s": ("s", "Fastest per-call seconds of the gradient seen."),
     "peak_bytes": ("bytes", "Peak memory of one gradient call (how it was measured: `memory_source`)."),
-    "memory_source": ("", "How `peak_bytes` was measured: `memray-native`, `tracemalloc`, "
-                      "`gpu-memory-stats`, or `not-measured: <why>`."),
+    "memory_source": ("", f"How `peak_bytes` was measured: {memory.sources_in_words()}."),
     "saved_graph_bytes": ("bytes", "The engine: bytes of tensors its graph saved for backward."),
     "evaluations": ("count", "Function evaluations one gradient makes (finite differences: n+1, "
                     "2n, ...)."),
@@ -168,6 +171,19 @@ def family_of(backend, catalog: dict | None = None) -> str:
 
 # --------------------------------------------------------------------------- the table
 
+def exact_of(backend, family, catalog: dict | None = None) -> bool:
+    """Whether ``backend`` is exact up to rounding: ``catalog``'s description of it, else
+    its ``family`` (:func:`~diffcompare.results.catalog.is_exact`).
+
+    >>> exact_of("jax-jit-tf32", "jax", {"backends": {"jax-jit-tf32": {"exact": False}}})
+    False
+    >>> exact_of("my-method", "jax"), exact_of("fd-central", "finite-difference")
+    (True, False)
+    """
+    stated = backend_fact(backend, "exact", catalog)
+    return bool(stated) if stated is not None else is_exact(family)
+
+
 def planned_cells(catalog: dict | None) -> list:
     """The (problem, size, seed, backend, dtype) keys the run planned (``catalog.json``)."""
     out = []
@@ -232,6 +248,7 @@ def cells_table(rows, catalog: dict | None = None):
                        for f, b in zip(table["family"], table["backend"])]
     modes = {b: backend_fact(b, "mode", catalog) for b in table["backend"].unique()}
     table["mode"] = table["backend"].map(modes)
+    table["exact"] = [exact_of(b, f, catalog) for b, f in zip(table["backend"], table["family"])]
     table["ratio"] = table["gradient_s"] / table["function_s"]
     table["timing_flags"] = timing_flags(table)
     return sort_cells(table, catalog)

@@ -8,10 +8,9 @@ The winners table ties accuracy within a few times this level; the accuracy stud
 exact method's ρ by a larger multiple of it.
 
 >>> rounding_level({"engine": 1e-12, "torch": 2e-12, "jax-jit": 3e-12, "fd-central": 1e-7},
-...                {"engine": "engine", "torch": "torch", "jax-jit": "jax",
-...                 "fd-central": "finite-difference"})
+...                {"engine": True, "torch": True, "jax-jit": True, "fd-central": False})
 2e-12
->>> rounding_level({"engine": 1e-12, "torch": 1e-6}, {"engine": "engine", "torch": "torch"}) is None
+>>> rounding_level({"engine": 1e-12, "torch": 1e-6}, {"engine": True, "torch": True}) is None
 True
 """
 from __future__ import annotations
@@ -20,16 +19,15 @@ import math
 
 import numpy as np
 
-from .catalog import is_exact
-
 MIN_EXACT_METHODS = 3
 
 
-def rounding_level(rho_by_backend, family_by_backend) -> float | None:
+def rounding_level(rho_by_backend, exact_by_backend) -> float | None:
     """The median ρ of the exact methods among ``rho_by_backend`` (a mapping or Series,
-    backend -> ρ), or None when fewer than ``MIN_EXACT_METHODS`` exact methods have a ρ."""
+    backend -> ρ; ``exact_by_backend`` says which are exact: the cells table's ``exact``),
+    or None when fewer than ``MIN_EXACT_METHODS`` exact methods have a ρ."""
     values = [float(rho) for backend, rho in dict(rho_by_backend).items()
-              if is_exact(family_by_backend.get(backend)) and rho is not None
+              if exact_by_backend.get(backend) and rho is not None
               and not math.isnan(float(rho))]
     if len(values) < MIN_EXACT_METHODS:
         return None

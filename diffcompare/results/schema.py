@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..backends.registry import FAMILIES
+from ..measure import memory
 from ..problems.problem import MEASURED_OPERATORS
 from .jsonio import iso_from_epoch, jsonable, now_iso
 
@@ -121,8 +122,7 @@ COLUMNS = (
     Column("timed_path", "str", "Function rows: what the timed calls ran, the function's and the "
                                 "gradient's alike (e.g. 'XLA executables (jax.jit, compiled in "
                                 "prepare)'), so gradient ÷ function compares like with like."),
-    Column("memory_source", "str", "How peak_bytes was measured: 'memray-native', 'tracemalloc', 'gpu-memory-stats' "
-                                   "or 'not-measured: <why>'."),
+    Column("memory_source", "str", f"How peak_bytes was measured: {memory.sources_in_words()}."),
     Column("prepared_bytes", "int", "Bytes the prepared state keeps between calls (compiled "
                                     "executables, generated code, device copies; parts in "
                                     "`extra`).", unit="bytes"),

@@ -116,7 +116,7 @@ def _judge(group, criterion, dtype, ulps, memory_rtol):
     flagged = ()
     rows = group
     if criterion == "fastest exact":
-        rows = rows[rows["family"].map(is_exact)]
+        rows = rows[exact_rows(rows)]
     elif criterion == "most accurate" and "message" in rows and rows["message"].map(at_kink).any():
         return None                   # conventions at a kink, not errors: nothing to crown
     elif criterion == "most accurate" and "reference" in rows:
@@ -212,11 +212,19 @@ def _rounding_floor(rows, value) -> float:
     """``ROUNDING_FACTOR`` x the cell's rounding level (:func:`rounding.rounding_level`: the
     median rho of at least three exact methods); 0 when there is none.  Within it no method
     is "more accurate": the exact methods' spread is the function's own rounding noise."""
-    if "family" not in rows:
+    if "family" not in rows and "exact" not in rows:
         return 0.0
-    families = rows.drop_duplicates("backend").set_index("backend")["family"].to_dict()
-    level = rounding_level(value, families)
+    exact = dict(zip(rows["backend"], exact_rows(rows)))
+    level = rounding_level(value, exact)
     return 0.0 if level is None else ROUNDING_FACTOR * level
+
+
+def exact_rows(rows):
+    """Which ``rows`` (cells-table rows) are of exact methods: their ``exact`` column, else
+    (a table without it) their family's."""
+    if "exact" in rows:
+        return rows["exact"].fillna(False).astype(bool)
+    return rows["family"].map(is_exact)
 
 
 def platform_of(device) -> str:

@@ -242,6 +242,9 @@ class GroupRunner:
         if group.device != "gpu":
             return _GroupRun(self, group, worker_env(device="cpu")).run()
 
+        # the group's shared work (accuracy references: CPU work, minutes at the gpu suite's
+        # sizes) before the GPU is held, so GPU groups queue for the GPU only with their cells
+        _GroupRun(self, group, worker_env(device="cpu")).shared_work()
         with gpu_slot(self.cancelled) as gpu:    # one group per GPU at a time, host-wide
             return _GroupRun(self, group, worker_env(device="gpu", gpu=gpu)).run()
 
@@ -310,6 +313,25 @@ class _GroupRun:
             else:
                 todo = self._run_worker(todo)
         return self.result
+
+    def shared_work(self) -> None:
+        """Only the group's shared work (the cell function's ``prepare_group``: its results are
+        cached on disk, e.g. the accuracy references), in a worker of its own that runs no cell.
+        Whatever happens here costs nothing: a worker that fails or outlasts the startup and
+        setup limits is stopped, and the cells' workers then meet the same work themselves."""
+        runner = self.runner
+        worker = runner.start_worker({**runner.task(self.group, self.group.backends),
+                                      "setup_only": True}, self.env)
+        deadline = time.monotonic() + runner.startup_timeout_s + runner.setup_timeout_s
+        try:
+            while True:
+                event = worker.next_event(deadline - time.monotonic())
+                if runner.cancelled.is_set():
+                    raise Cancelled()
+                if event is TIMEOUT or event is EOF or event.get("event") in ("done", "fatal"):
+                    return
+        finally:
+            runner.stop_worker(worker)
 
     # One worker: runs backends until it finishes, times out or dies; returns those left.
     def _run_worker(self, todo: list) -> list:

@@ -16,7 +16,8 @@ stdout (flushed line by line)
     cell should be charged with, so a cell's
     time and limit do not depend on which backend happened to run first; skipped
     when the task says ``"skip_setup": true``);
-    ``{"event": "ready"}`` once the problem and the cell function are imported;
+    ``{"event": "ready"}`` once the problem and the cell function are imported (a task
+    saying ``"setup_only": true`` then ends with ``done``: the shared work alone);
     per backend ``{"event": "start", "backend"}``, then one
     ``{"event": "row", "backend", "row"}`` per (backend, phase) as it finishes,
     then ``{"event": "end", "backend", "wall_s"}``; finally ``{"event": "done"}``.
@@ -145,6 +146,9 @@ def run_task(task: dict, channel: _Channel) -> None:
         except Exception:        # the cells meet the same problem and record it as theirs
             traceback.print_exc()
     channel.send(event="ready", pid=os.getpid())
+    if task.get("setup_only"):          # the group's shared work alone (before a GPU is held)
+        channel.send(event="done")
+        return
     for spec in task["backends"]:
         name = spec["name"]
         channel.send(event="start", backend=name)

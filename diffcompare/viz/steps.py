@@ -188,7 +188,7 @@ def _run_torch(root, nodes, view, labels, gradient, steps):
 
 
 def _run_engine(root, nodes, view, labels, gradient, steps):
-    from ..engine.autograd import _sum_back
+    from ..engine.autograd import sum_back
 
     wrapped = []
 
@@ -199,7 +199,7 @@ def _run_engine(root, nodes, view, labels, gradient, steps):
             out = original(*grads)
             sends = out if type(out) is tuple else (out,)
             if type(out) is tuple and getattr(node, "_input_shapes", None) is not None:
-                sends = _sum_back(node, out)
+                sends = sum_back(node, out)
             steps.append(_step(node, view, labels, grads, sends))
             return out
         node.backward = backward

@@ -251,6 +251,36 @@ def test_a_gpu_peak_hidden_by_an_earlier_one_says_why_with_the_numbers():
     assert "5000 bytes" in source and "cannot reset" in source
 
 
+def test_a_hidden_gpu_peak_of_a_compiled_program_is_its_buffer_assignment():
+    """XLA's autotuning sets the high-water mark while compiling, above a jitted call's own
+    peak (seen on an H200); the program's buffer assignment then says what a call allocates."""
+    from diffcompare.measure import cell, memory
+
+    class Gpu:
+        platform = "gpu"
+
+        def memory_stats(self):
+            return {"bytes_in_use": 10, "peak_bytes_in_use": 5_000}
+
+    info = {"gradient_temp_bytes": 300, "gradient_output_bytes": 200, "gradient_alias_bytes": 50}
+    planned = memory.planned_xla_bytes(info)
+    assert planned == 450
+    peak, source, extra = cell._peak(None, lambda: None, Gpu(), None, planned)
+    assert (peak, source) == (450, memory.XLA_BUFFERS)
+    assert "5000 bytes" in extra["gpu_peak_hidden"]
+    # a peak the allocator did see is the allocator's, whatever the program planned
+    assert cell._peak(None, lambda: None, Gpu(), 777, planned)[:2] == (777, memory.GPU_MEMORY_STATS)
+
+
+def test_jax_jit_records_the_buffer_assignment_the_gpu_fallback_reads():
+    problem, inputs = _float32("mlp_tanh", 4)
+    prepared = backends.get("jax-jit").prepare(problem, inputs)
+    from diffcompare.measure import memory
+
+    planned = memory.planned_xla_bytes(prepared.info)
+    assert planned is not None and planned >= sum(a.nbytes for a in inputs[:4])   # the gradients
+
+
 def test_jacfwd_on_a_gpu_is_measured_with_the_devices_statistics():
     """``_gpu_device`` finds jax-jacfwd's device (its state is a dict), so its GPU peak comes
     from the GPU's allocator, not from host hooks that cannot see it."""

@@ -622,6 +622,19 @@ def test_backward_inputs_single_tensor():
     assert x.grad is None
 
 
+def test_run_backward_returns_the_gradients_as_the_loop_leaves_them():
+    # the loop's own data: a widened dtype stays widened (grad() casts it back), an unused
+    # input gets None (grad() refuses it), no .grad is touched
+    x = Tensor(np.array([1.0, 2.0], dtype=np.float32), requires_grad=True)
+    unused = Tensor([5.0], requires_grad=True)
+    out = (x * Tensor(np.array([3.0, 4.0]))).sum()       # float32 * float64 -> float64
+    gx, gu = autograd.run_backward(out, [x, unused], retain_graph=True)
+    assert type(gx) is np.ndarray and gx.dtype == np.float64 and gu is None
+    np.testing.assert_array_equal(gx, [3.0, 4.0])
+    assert x.grad is None and unused.grad is None
+    assert autograd.grad(out, x)[0].dtype == np.float32
+
+
 # --------------------------------------------------------------------------- create_graph
 
 

@@ -199,6 +199,22 @@ def test_inplace_on_broadcast_to_result_is_an_autograd_error(requires_grad):
     np.testing.assert_array_equal(a.data, [1.0, 2.0])
 
 
+def test_retain_grad_follows_a_tensor_modified_in_place_like_torch():
+    # y *= 3 makes y the output of a new node: its retained gradient is the new value's
+    def run(leaf):
+        y = leaf * 2
+        y.retain_grad()
+        y.mul_(3)
+        (y * y).sum().backward()
+        return leaf.grad, y.grad
+
+    ours = run(Tensor([1.0, -2.0], requires_grad=True))
+    theirs = run(torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True))
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.data, b.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours[1].data, [12.0, -24.0])        # 2 y, y = 6 x
+
+
 # --------------------------------------------------------------------------- checks and messages
 
 def test_gradcheck_warns_on_float32_inputs_like_torch():

@@ -55,10 +55,10 @@ def test_text_table():
 
 
 def test_recording_restores_the_engine():
-    before = function._make_tensor
+    before = function.make_output
     with pytest.raises(RuntimeError), recording():
         raise RuntimeError
-    assert function._make_tensor is before
+    assert function.make_output is before
 
 
 @pytest.mark.parametrize("fn, inputs, direction, message", [

@@ -142,3 +142,28 @@ def test_interpreter_sized_memory_differences_tie():
                           _cell("torch", "torch", peak=60_000)])
     w = _get(winners(cells), "least memory")
     assert w.winners == ("engine", "manual")
+
+
+def test_a_reduced_precision_variant_is_not_the_fastest_exact_method():
+    """On an H200 jax-jit-tf32 (TF32 products, ρ ≈ 1e-4) was the fastest on a float32 MLP;
+    its family (jax) is exact, the method is not: the cells table's ``exact`` says so."""
+    from diffcompare.results.cells import cells_table
+    from diffcompare.results.catalog import describe_backend
+
+    cells = pd.DataFrame([
+        {**_cell("jax-jit", "jax", t=6e-4, rho=1e-7, dtype="float32"), "exact": True},
+        {**_cell("jax-jit-tf32", "jax", t=4e-4, rho=1e-4, dtype="float32"), "exact": False},
+        {**_cell("engine", "engine", t=0.12, rho=3e-6, dtype="float32"), "exact": True},
+    ])
+    fastest = _get(winners(cells), "fastest exact")
+    assert fastest.winners == ("jax-jit",) and "jax-jit-tf32" not in fastest.compared
+    # the column comes from catalog.json's description of each method, else from its family
+    from diffcompare.results.schema import make_row
+
+    rows = pd.DataFrame([make_row(run_id="r", problem="rosenbrock", size=4, seed=0, backend=b,
+                                  family="jax", dtype="float32", phase="cell", status="ok")
+                         for b in ("jax-jit", "jax-jit-tf32")])
+    catalog = {"backends": {b: describe_backend(b) for b in ("jax-jit", "jax-jit-tf32")}}
+    table = cells_table(rows, catalog).set_index("backend")
+    assert table.loc["jax-jit", "exact"] and not table.loc["jax-jit-tf32", "exact"]
+    assert cells_table(rows).set_index("backend")["exact"].all()      # no catalog: by family

@@ -30,3 +30,15 @@ def report_env(problem, size, seed, backend, dtype, options):
     extra["gpu0_held"] = _gpu0_held()
     extra["pid"] = os.getpid()
     yield {"phase": "cell", "status": "ok", "extra": extra}
+
+
+def _record_setup(problem, size, seed, dtype, options, backend_names=()):
+    """The group's shared work: appends (GPU slot 0 held?, JAX_PLATFORMS) to
+    ``DIFFCOMPARE_TEST_SETUP_LOG``, one line per worker that ran it."""
+    log = os.environ.get("DIFFCOMPARE_TEST_SETUP_LOG")
+    if log:
+        with open(log, "a") as f:
+            f.write(f"{_gpu0_held()} {os.environ.get('JAX_PLATFORMS')} {list(backend_names)}\n")
+
+
+report_env.prepare_group = _record_setup

@@ -181,6 +181,25 @@ def test_gpu_groups_hold_the_gpu_slot_and_get_the_gpu_environment(tmp_path, slot
     assert "gpu_count" in run["environment"]
 
 
+def test_a_gpu_group_does_its_shared_cpu_work_before_it_holds_the_gpu(tmp_path, slot_dir, rt,
+                                                                       monkeypatch):
+    """The accuracy references of the gpu suite's sizes take minutes of CPU: made while the
+    GPU was held (seen on an H200), each GPU group kept the GPU idle that long."""
+    log = tmp_path / "setup.log"
+    monkeypatch.setenv("DIFFCOMPARE_TEST_SETUP_LOG", str(log))
+    suite = tmp_path / "dev.toml"
+    suite.write_text(f'name = "dev"\ncell_function = "{REPORT_ENV}"\nproblem_modules = ["{rt.PROBLEMS}"]\n'
+                     f'[[grid]]\nproblems = ["{rt.PROBLEM}"]\nsizes = [1]\nbackends = ["jax-jit"]\n')
+    out = tmp_path / "out"
+    assert cli.main(["run", "--suite", str(suite), "--results", str(out), "--quiet",
+                     "--device", "gpu", "--workers", "1"]) == 0
+    setups = log.read_text().splitlines()
+    # first in a CPU worker with the GPU free, then (its results cached) in the cell's GPU worker
+    assert setups == ["False cpu ['jax-jit']", "True None ['jax-jit']"]
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(r["backend"], r["status"]) for r in rows] == [("jax-jit", "ok")]
+
+
 def test_the_cli_refuses_an_unknown_device(capsys):
     with pytest.raises(SystemExit) as exit_:
         cli.main(["run", "--suite", "smoke", "--device", "tpu"])

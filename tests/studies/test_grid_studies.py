@@ -253,3 +253,29 @@ def test_scaling_memory_growth_below_resolution_is_not_judged(tmp_path):
                           peak_bytes=peak, evaluations=1)
     found = _by_name(scaling.check(scaling.analyze(results_frame(tmp_path / "b", rows))))
     assert found["reverse mode: memory grows with the stored forward pass"].ok is False
+
+
+def test_tf32_is_judged_by_its_own_bound_and_never_sets_the_rounding_level(tmp_path):
+    """TF32 products on an H200 gave ρ ≈ 1e-4 on a float32 MLP where the exact methods
+    agree to 1e-7: it is bounded by TF32's unit roundoff, and left out of the rounding level
+    (which, with it among three exact methods, would have been its median)."""
+    rows = []
+    for backend, r in (("engine", 5e-7), ("torch", 3e-7), ("jax-jit", 4e-7), ("jax-jit-tf32", 2.7e-4)):
+        for row in cell_rows("rosenbrock", 8, backend, family=FAMILY.get(backend, "jax"), n_inputs=8,
+                             function_s=1e-5, gradient_s=1e-5, error_rho=r, error_rel=r, reference=REF):
+            row["dtype"] = "float32"
+            rows.append(row)
+    df = accuracy.analyze(results_frame(tmp_path, rows)).set_index("backend")
+    assert df.loc["jax-jit-tf32", "method_class"] == "reduced-precision"
+    assert df.loc["engine", "rounding_level"] == pytest.approx(4e-7)     # the exact three's median
+    assert df.loc["jax-jit-tf32", "checked"] and df.loc["jax-jit-tf32", "bound"] == 1e-2
+    assert df.loc["jax-jit-tf32", "within"] and df.loc["engine", "within"]
+    found = _by_name(accuracy.check(df.reset_index()))
+    assert found["reduced-precision methods"].ok
+    wrong = [r if r.get("backend") != "jax-jit-tf32" or r.get("phase") != "gradient"
+             else {**r, "error_rho": 0.05, "error_rel": 0.05} for r in rows]
+    found = _by_name(accuracy.check(accuracy.analyze(results_frame(tmp_path / "wrong", wrong))))
+    assert found["reduced-precision methods"].ok is False
+    # a run without a reduced-precision method has no such finding
+    assert "reduced-precision methods" not in _by_name(accuracy.check(accuracy.analyze(
+        results_frame(tmp_path / "none", [r for r in rows if r["backend"] != "jax-jit-tf32"]))))

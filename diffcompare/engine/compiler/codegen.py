@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from .tracer import GuardFailed, Tracer, _uniform
+from .tracer import GuardFailed, Tracer, is_uniform
 from ..kernels import NUMPY_EQUIVALENTS
 from .tracing import KERNELS
 
@@ -200,7 +200,7 @@ class Program:
         if isinstance(c, np.dtype):
             return f"np.{c.name}"
         a = np.asarray(c)
-        if dtype_like is not None and a.size >= 1 and _uniform(a):
+        if dtype_like is not None and a.size >= 1 and is_uniform(a):
             v = a.reshape(-1)[0]
             if a.dtype == dtype_like and a.dtype.kind == "f" and np.isfinite(v):
                 text = repr(float(v))

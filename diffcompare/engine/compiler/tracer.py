@@ -61,7 +61,7 @@ class Step:
 
     def tracers(self):
         """The Tracers this step reads (also inside lists and tuples)."""
-        return [a for a in _flatten((self.args, tuple(self.kwargs.values()))) if type(a) is Tracer]
+        return [a for a in flatten((self.args, tuple(self.kwargs.values()))) if type(a) is Tracer]
 
 
 class Trace:
@@ -161,10 +161,11 @@ def _freeze(x, keep):
     return (t.__name__, x)
 
 
-def _flatten(x):
+def flatten(x):
+    """The items of nested lists and tuples, in order (anything else is one item)."""
     if type(x) in (list, tuple):
         for v in x:
-            yield from _flatten(v)
+            yield from flatten(v)
     else:
         yield x
 
@@ -179,17 +180,20 @@ def concrete(x):
     return x
 
 
-def _trace_of(items):
-    for a in _flatten(items):
+def trace_of(items):
+    """The :class:`Trace` of the first Tracer among ``items`` (nested lists and tuples),
+    None when there is none."""
+    for a in flatten(items):
         if type(a) is Tracer:
             return a.trace
     return None
 
 
-def _apply(op, fn, args, kwargs=None):
-    """Run ``fn`` on concrete values; record a step if any operand is a Tracer."""
+def traced_call(op, fn, args, kwargs=None):
+    """Run ``fn`` on concrete values; record a step ``op`` if any operand is a Tracer (every
+    traced NumPy call, and tracing's recording kernels, come through here)."""
     kwargs = kwargs or {}
-    trace = _trace_of((args, tuple(kwargs.values())))
+    trace = trace_of((args, tuple(kwargs.values())))
     value = fn(*concrete(args), **{k: concrete(v) for k, v in kwargs.items()})
     if trace is None:
         return value
@@ -210,19 +214,19 @@ def _simplify(op, args, value):
             if (type(other) is Tracer and type(const) is not Tracer
                     and other.value.shape == np.shape(value) and other.value.dtype == np.result_type(value)):
                 c = np.asarray(const)
-                if c.size and _uniform(c) and c.flat[0] == -1:
+                if c.size and is_uniform(c) and c.flat[0] == -1:
                     return -other
     if op in _IDENTITY_RIGHT and len(args) == 2:
         for other, const, table in ((args[0], args[1], _IDENTITY_RIGHT), (args[1], args[0], _IDENTITY_LEFT)):
             if (type(other) is Tracer and op in table and type(const) is not Tracer
                     and other.value.shape == np.shape(value) and other.value.dtype == np.result_type(value)):
                 c = np.asarray(const)
-                if c.size and _uniform(c) and c.flat[0] == table[op]:
+                if c.size and is_uniform(c) and c.flat[0] == table[op]:
                     return other
     return None
 
 
-def _uniform(a: np.ndarray) -> bool:
+def is_uniform(a: np.ndarray) -> bool:
     """All elements equal (a broadcast scalar): cheap for broadcast views."""
     if a.size <= 1:
         return True
@@ -235,16 +239,16 @@ def _uniform(a: np.ndarray) -> bool:
 def _binop(name, fn, reflected=False):
     if reflected:
         def method(self, other):
-            return _apply(name, fn, (other, self))
+            return traced_call(name, fn, (other, self))
     else:
         def method(self, other):
-            return _apply(name, fn, (self, other))
+            return traced_call(name, fn, (self, other))
     return method
 
 
 def _unop(name, fn):
     def method(self):
-        return _apply(name, fn, (self,))
+        return traced_call(name, fn, (self,))
     return method
 
 
@@ -324,7 +328,7 @@ class Tracer:
 
     @property
     def T(self):
-        return _apply(("method", "T"), lambda a: a.T, (self,))
+        return traced_call(("method", "T"), lambda a: a.T, (self,))
 
     # --- methods NumPy arrays have ---------------------------------------------------
     def reshape(self, *shape):
@@ -332,7 +336,7 @@ class Tracer:
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         if shape == self.shape:
             return self
-        return _apply(("method", "reshape"), lambda a, s: a.reshape(s), (self, shape))
+        return traced_call(("method", "reshape"), lambda a, s: a.reshape(s), (self, shape))
 
     def transpose(self, *axes):
         axes = axes[0] if len(axes) == 1 else (axes or None)
@@ -340,12 +344,12 @@ class Tracer:
             return self
         if axes is None or (self.ndim == 2 and tuple(axes) == (1, 0)):
             return self.T
-        return _apply(("method", "transpose"), lambda a, ax: a.transpose(ax), (self, tuple(axes)))
+        return traced_call(("method", "transpose"), lambda a, ax: a.transpose(ax), (self, tuple(axes)))
 
     def swapaxes(self, a1, a2):
         if self.ndim == 2 and {a1 % 2, a2 % 2} == {0, 1}:
             return self.T
-        return _apply(("method", "swapaxes"), lambda a, i, j: a.swapaxes(i, j), (self, a1, a2))
+        return traced_call(("method", "swapaxes"), lambda a, i, j: a.swapaxes(i, j), (self, a1, a2))
 
     def _reduce(self, name, axis=None, keepdims=False, **kw):
         if kw:
@@ -356,7 +360,7 @@ class Tracer:
                 axis = None
             elif len(axis) == 1:
                 axis = axis[0]
-        return _apply(("reduce", name), lambda a, ax, kd: getattr(a, name)(axis=ax, keepdims=kd),
+        return traced_call(("reduce", name), lambda a, ax, kd: getattr(a, name)(axis=ax, keepdims=kd),
                       (self, axis, bool(keepdims)))
 
     def sum(self, axis=None, keepdims=False, **kw):
@@ -378,16 +382,16 @@ class Tracer:
         dtype = np.dtype(dtype)
         if dtype == self.dtype and not copy:
             return self
-        return _apply(("method", "astype"), lambda a, d: a.astype(d), (self, dtype))
+        return traced_call(("method", "astype"), lambda a, d: a.astype(d), (self, dtype))
 
     def copy(self):
-        return _apply(("method", "copy"), lambda a: a.copy(), (self,), None)
+        return traced_call(("method", "copy"), lambda a: a.copy(), (self,), None)
 
     def __getitem__(self, key):
         if type(key) is Tracer or (type(key) is tuple and any(type(k) is Tracer for k in key)):
             raise TraceError(f"compile: indexing with a traced array at {user_line()} is not "
                              "supported; index with constants (ints, slices, fixed index arrays).")
-        return _apply("getitem", operator.getitem, (self, key))
+        return traced_call("getitem", operator.getitem, (self, key))
 
     def __setitem__(self, key, value):
         _no_inplace(f"x[{_key_text(key)}] = ...")(self)
@@ -428,14 +432,14 @@ class Tracer:
             _no_inplace(f"np.{ufunc.__name__}(..., out=...)")(self)
         if method == "__call__":
             op = _UFUNC_OPERATORS.get(ufunc.__name__, ("ufunc", ufunc.__name__, "__call__"))
-            return _apply(op, ufunc, inputs, kwargs)
+            return traced_call(op, ufunc, inputs, kwargs)
         if method == "reduce" and ufunc.__name__ in _REDUCE_METHODS:
             (a,) = inputs
             return Tracer._reduce(a, _REDUCE_METHODS[ufunc.__name__], kwargs.get("axis", 0),
                                   kwargs.get("keepdims", False))
         if method == "at":
             _no_inplace(f"np.{ufunc.__name__}.at")(self)
-        return _apply(("ufunc", ufunc.__name__, method), getattr(ufunc, method), inputs, kwargs)
+        return traced_call(("ufunc", ufunc.__name__, method), getattr(ufunc, method), inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         name = func.__name__
@@ -448,13 +452,13 @@ class Tracer:
                 raise TraceError(f"compile: np.linalg.{name} on a traced value ({user_line()}) is "
                                  "not supported by the tracer; write it with the engine's ops.")
             # results such as eigh's (w, v) are named tuples: record a plain tuple of Tracers
-            return _apply(("call", "linalg." + name), _plain_tuple(func), args, kwargs)
+            return traced_call(("call", "linalg." + name), _plain_tuple(func), args, kwargs)
         if name not in _NUMPY_FUNCTIONS:
             raise TraceError(f"compile: np.{name} on a traced value ({user_line()}) is not "
                              "supported by the tracer; write it with the engine's ops.")
         if name == "broadcast_to" and tuple(np.shape(concrete(args[0]))) == tuple(args[1]):
             return args[0]
-        return _apply(("call", name), func, args, kwargs)
+        return traced_call(("call", name), func, args, kwargs)
 
 
 _UFUNC_OPERATORS = {"add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "truediv",

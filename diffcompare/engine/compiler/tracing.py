@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import autograd, grad_mode, kernels
 from ..tensor import Tensor, data_types
-from .tracer import Trace, TraceError, Tracer, _apply, _trace_of, user_line
+from .tracer import Trace, TraceError, Tracer, traced_call, trace_of, user_line
 
 _LOCK = threading.RLock()
 
@@ -64,9 +64,9 @@ def _recording(name, kernel):
     least = kernels.MIN_SIZE.get(name, 0)
 
     def call(*args, **kwargs):
-        if _trace_of((args, tuple(kwargs.values()))) is None or (least and np.size(args[0]) < least):
+        if trace_of((args, tuple(kwargs.values()))) is None or (least and np.size(args[0]) < least):
             return kernel(*args, **kwargs)
-        return _apply(("kernel", name), kernel, args, kwargs)
+        return traced_call(("kernel", name), kernel, args, kwargs)
     call.__name__ = call.__qualname__ = name
     return call
 
@@ -76,8 +76,13 @@ KERNELS = {name: getattr(kernels, name) for name in kernels.TRACED + kernels.NUM
 _PATCHES = {name: (kernels, name, _recording(name, KERNELS[name])) for name in kernels.TRACED}
 
 
+def traced_tensor(trace: Trace, array, name: str) -> Tensor:
+    """A leaf Tensor whose data is the Tracer of ``trace``'s argument ``name`` (``array``)."""
+    return Tensor._make(trace.argument(array, name))
+
+
 @contextlib.contextmanager
-def _tracing(recorded=kernels.TRACED):
+def recording_kernels(recorded=kernels.TRACED):
     """Swap the kernels named in ``recorded`` for recording versions (the sparsity walker,
     whose rules know NumPy's operations, records only ``index_add``: the others' plain
     forms are traced op by op)."""
@@ -105,10 +110,10 @@ def trace(fn, arrays, names, wrt, takes_xp):
 
     tr = Trace()
     tr.grad_names = {}
-    with _tracing():
+    with recording_kernels():
         tensors = []
         for i, (a, name) in enumerate(zip(arrays, names)):
-            t = Tensor._make(tr.argument(a, name))
+            t = traced_tensor(tr, a, name)
             if i in wrt:
                 t.requires_grad = True
             tensors.append(t)
@@ -124,9 +129,7 @@ def trace(fn, arrays, names, wrt, takes_xp):
         wrt_tensors = [tensors[i] for i in wrt]
         _warn_captured_parameters(out, tensors)
         if wrt and out._requires_grad:
-            roots = autograd._roots((out,), (None,), False)
-            keys = autograd._capture_keys(wrt_tensors)
-            grads = autograd._execute(roots, False, False, captures=keys)
+            grads = autograd.run_backward(out, wrt_tensors)
         else:
             grads = [None] * len(wrt)
     return tr, out.data, list(grads)
@@ -175,4 +178,4 @@ def _user_stacklevel() -> int:
     return level
 
 
-__all__ = ["trace", "TraceError", "user_line"]
+__all__ = ["trace", "traced_tensor", "recording_kernels", "TraceError", "user_line"]

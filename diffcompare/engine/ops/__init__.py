@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import grad_mode
 from ..function import AccumulateGrad
-from ..tensor import Tensor, _const, _register_on_node, _unregister_from_node
+from ..tensor import Tensor, constant
 from .linalg import Einsum, Matmul, parse_einsum
 from .nn import LogSoftmax, MseLoss, NllLoss, Softmax
 from .reduction import Cumprod, Cumsum, LogSumExp, Max, Mean, Min, Prod, Std, Sum, Var
@@ -35,7 +35,7 @@ def as_tensor(x, like: Tensor | None = None) -> Tensor:
     if type(x) is Tensor:
         return x
     if like is not None:
-        return _const(x, like)
+        return constant(x, like)
     return Tensor(x)
 
 
@@ -1289,11 +1289,11 @@ def _write_back(t: Tensor, result: Tensor, recording: bool):
     t._bump_version()
     if recording:
         hooked = t._retains_grad or t._hooks
-        if hooked:
-            _unregister_from_node(t)
+        if hooked and t.grad_fn is not None:
+            t.grad_fn.unhook_tensor(t)
         t.grad_fn, t.output_nr, t._requires_grad = result.grad_fn, 0, True
         if hooked:
-            _register_on_node(t)
+            t.grad_fn.hook_tensor(t)
 
 
 def inplace(t: Tensor, op, other):

@@ -26,13 +26,14 @@ def records(name: str):
     return register
 
 
-def _is_tensor(x) -> bool:
+def is_tensor(x) -> bool:
+    """Whether a formula runs on Tensors (a ``create_graph`` backward), not on arrays."""
     return type(x) is _Tensor
 
 
 def sum_to(x, shape: tuple):
     """Reduce a broadcast gradient back to an input's ``shape`` (the bias ``sum(0)``)."""
-    if _is_tensor(x):
+    if is_tensor(x):
         return x if x.shape == shape else _recorded["sum_to"].apply(x, shape=shape)
     if not hasattr(x, "shape"):
         x = np.asarray(x)       # (a Python number)
@@ -40,31 +41,31 @@ def sum_to(x, shape: tuple):
 
 
 def broadcast_to(x, shape: tuple):
-    if _is_tensor(x):
+    if is_tensor(x):
         return x if x.shape == shape else _recorded["broadcast_to"].apply(x, shape=shape)
     return kernels.broadcast_to(x, shape)
 
 
 def exp(x):
-    return _recorded["exp"].apply(x) if _is_tensor(x) else np.exp(x)
+    return _recorded["exp"].apply(x) if is_tensor(x) else np.exp(x)
 
 
 def log(x):
-    return _recorded["log"].apply(x) if _is_tensor(x) else np.log(x)
+    return _recorded["log"].apply(x) if is_tensor(x) else np.log(x)
 
 
 def sin(x):
-    return _recorded["sin"].apply(x) if _is_tensor(x) else np.sin(x)
+    return _recorded["sin"].apply(x) if is_tensor(x) else np.sin(x)
 
 
 def cos(x):
-    return _recorded["cos"].apply(x) if _is_tensor(x) else np.cos(x)
+    return _recorded["cos"].apply(x) if is_tensor(x) else np.cos(x)
 
 
 def _helper(name: str, array_fn):
     """The helper ``name``: the op's Function on a Tensor, ``array_fn`` on anything else."""
     def helper(x):
-        return _recorded[name].apply(x) if _is_tensor(x) else array_fn(x)
+        return _recorded[name].apply(x) if is_tensor(x) else array_fn(x)
 
     helper.__name__ = helper.__qualname__ = name
     return helper
@@ -78,33 +79,33 @@ exp2 = _helper("exp2", np.exp2)
 
 def where(mask: np.ndarray, x, y=0.0):
     """``x`` where the constant boolean ``mask`` holds, else ``y`` (a number)."""
-    if _is_tensor(x):
+    if is_tensor(x):
         zero = _Tensor._make(np.asarray(y, dtype=x.dtype))
         return _recorded["where"].apply(x, zero, condition=mask)
     return np.where(mask, x, y)
 
 
 def permute(x, axes):
-    return _recorded["permute"].apply(x, axes=axes) if _is_tensor(x) else np.transpose(x, axes)
+    return _recorded["permute"].apply(x, axes=axes) if is_tensor(x) else np.transpose(x, axes)
 
 
 def stack(xs, axis: int):
-    return _recorded["stack"].apply(*xs, axis=axis) if any(map(_is_tensor, xs)) else np.stack(xs, axis)
+    return _recorded["stack"].apply(*xs, axis=axis) if any(map(is_tensor, xs)) else np.stack(xs, axis)
 
 
 def concatenate(xs, axis: int):
-    return _recorded["concatenate"].apply(*xs, axis=axis) if any(map(_is_tensor, xs)) else np.concatenate(xs, axis)
+    return _recorded["concatenate"].apply(*xs, axis=axis) if any(map(is_tensor, xs)) else np.concatenate(xs, axis)
 
 
 def unbind(x, axis: int):
-    if _is_tensor(x):
+    if is_tensor(x):
         return _recorded["unbind"].apply(x, axis=axis)
     return tuple(np.moveaxis(x, axis, 0))
 
 
 def split_at(x, indices, axis: int):
     """Split ``x`` along ``axis`` at the given cut points."""
-    if _is_tensor(x):
+    if is_tensor(x):
         return _recorded["split_at"].apply(x, indices=tuple(indices), axis=axis)
     return kernels.split(x, indices, axis)
 
@@ -115,13 +116,13 @@ def index_add(x, key, shape: tuple, accumulate: bool):
     ``accumulate`` sums repeated indices (advanced indexing); basic indexing
     cannot repeat, so a plain assignment is enough.
     """
-    if _is_tensor(x):
+    if is_tensor(x):
         return _recorded["index_add"].apply(x, key=key, shape=shape, accumulate=accumulate)
     return kernels.index_add(x, key, tuple(shape), accumulate)
 
 
 def zeros(shape, like):
     """Zeros of ``shape`` and ``like``'s dtype, a constant Tensor if ``like`` is one."""
-    if _is_tensor(like):
+    if is_tensor(like):
         return _Tensor._make(np.zeros(shape, like.dtype))
     return np.zeros(shape, np.result_type(like))

@@ -231,7 +231,7 @@ class Relu(Function):
 
     def backward(self, g):
         y = self.saved_value("result")
-        return g * ((y.data if dual._is_tensor(y) else y) > 0)
+        return g * ((y.data if dual.is_tensor(y) else y) > 0)
 
 
 class Add(Function):
@@ -505,7 +505,7 @@ class PowTensor(Function):
 
     def backward(self, g):
         a, b, result = self.saved_tensors
-        a_data, b_data = (t.data if dual._is_tensor(t) else t for t in (a, b))
+        a_data, b_data = (t.data if dual.is_tensor(t) else t for t in (a, b))
         need_a, need_b = self.needs_input_grad
         ga = gb = None
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -543,7 +543,7 @@ class Maximum(Function):
         return np.maximum(a.data, b.data)
 
     def backward(self, g):
-        a, b = (t.data if dual._is_tensor(t) else t for t in self.saved_tensors)
+        a, b = (t.data if dual.is_tensor(t) else t for t in self.saved_tensors)
         share_a = (a > b) + 0.5 * (a == b)
         return _split_by_share(self, g, share_a)
 
@@ -558,7 +558,7 @@ class Minimum(Function):
         return np.minimum(a.data, b.data)
 
     def backward(self, g):
-        a, b = (t.data if dual._is_tensor(t) else t for t in self.saved_tensors)
+        a, b = (t.data if dual.is_tensor(t) else t for t in self.saved_tensors)
         share_a = (a < b) + 0.5 * (a == b)
         return _split_by_share(self, g, share_a)
 
@@ -595,7 +595,7 @@ class AsType(Function):
         return a.data.astype(dtype)
 
     def backward(self, g):
-        if dual._is_tensor(g):
+        if dual.is_tensor(g):
             return AsType.apply(g, dtype=self.in_dtype)
         return g.astype(self.in_dtype)
 

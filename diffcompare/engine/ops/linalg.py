@@ -13,6 +13,7 @@ from ..function import Function
 from ..tensor import Tensor as _Tensor
 from .. import kernels
 from . import dual
+from .dual import is_tensor
 
 
 class Matmul(Function):
@@ -74,10 +75,6 @@ def _mismatch_message(a_shape, b_shape) -> str:
 _LETTERS = _string.ascii_letters
 
 
-def _is_tensor(x) -> bool:
-    return type(x) is _Tensor
-
-
 def _data(x):
     return x.data if type(x) is _Tensor else x
 
@@ -89,7 +86,7 @@ def _mT(x):
 
 def _const_like(value: np.ndarray, like):
     """A constant operand for a formula whose other operands are ``like``'s kind."""
-    return _Tensor._make(value) if _is_tensor(like) else value
+    return _Tensor._make(value) if is_tensor(like) else value
 
 
 def _dtype(x):
@@ -237,9 +234,9 @@ def _contract2(spec: str, a, b):
 
 def _einsum(ins, out, operands):
     """The einsum of ``operands`` (arrays, Tracers or Tensors) with explicit labels."""
-    if any(map(_is_tensor, operands)):
-        like = next(o for o in operands if _is_tensor(o))
-        return Einsum.apply(*[o if _is_tensor(o) else _Tensor._make(np.asarray(o, _dtype(like)))
+    if any(map(is_tensor, operands)):
+        like = next(o for o in operands if is_tensor(o))
+        return Einsum.apply(*[o if is_tensor(o) else _Tensor._make(np.asarray(o, _dtype(like)))
                               for o in operands], ins=tuple(ins), out=out)
     return _np_einsum(",".join(ins) + "->" + out, *operands)
 
@@ -300,21 +297,21 @@ class Einsum(Function):
 # --- helpers that run on arrays, Tracers and Tensors ------------------------------------
 
 def _inv(a):
-    return Inv.apply(a) if _is_tensor(a) else np.linalg.inv(a)
+    return Inv.apply(a) if is_tensor(a) else np.linalg.inv(a)
 
 
 def _solve(a, b):
     """``a^-1 b`` for a matrix (or batch of matrices) ``b``."""
-    if _is_tensor(a) or _is_tensor(b):
-        like = a if _is_tensor(a) else b
-        a = a if _is_tensor(a) else _Tensor._make(np.asarray(a, _dtype(like)))
-        b = b if _is_tensor(b) else _Tensor._make(np.asarray(b, _dtype(like)))
+    if is_tensor(a) or is_tensor(b):
+        like = a if is_tensor(a) else b
+        a = a if is_tensor(a) else _Tensor._make(np.asarray(a, _dtype(like)))
+        b = b if is_tensor(b) else _Tensor._make(np.asarray(b, _dtype(like)))
         return Solve.apply(a, b)
     return np.linalg.solve(a, b)
 
 
 def _det(a):
-    return Det.apply(a) if _is_tensor(a) else np.linalg.det(a)
+    return Det.apply(a) if is_tensor(a) else np.linalg.det(a)
 
 
 def _expand2(x):
@@ -522,7 +519,7 @@ class Eigh(Function):
 
     def backward(self, gw, gv):
         a = self.saved_value("self")
-        if _is_tensor(a):     # create_graph: the eigen-decomposition as a recorded function of A
+        if is_tensor(a):     # create_graph: the eigen-decomposition as a recorded function of A
             w, v = Eigh.apply(a)
         else:
             w, v = self.w, self.v
@@ -575,7 +572,7 @@ class Qr(Function):
     def backward(self, gq, gr):
         a = self.saved_value("self")
         m, n = a.shape[-2:]
-        q, r = Qr.apply(a) if _is_tensor(a) else (self.q, self.r)
+        q, r = Qr.apply(a) if is_tensor(a) else (self.q, self.r)
         if m >= n:
             return _qr_backward_tall(q, r, gq, gr)
         # wide: A = [X | Y], R = [U | V], X = Q U square, Y = Q V
@@ -644,7 +641,7 @@ class Svd(Function):
 
     def backward(self, gu, gs, gvh):
         a = self.saved_value("self")
-        u, s, vh = Svd.apply(a) if _is_tensor(a) else self.usv
+        u, s, vh = Svd.apply(a) if is_tensor(a) else self.usv
         k = s.shape[-1]
         dtype = _dtype(a)
         col = s.reshape(tuple(s.shape[:-1]) + (1, k))        # S as a row: scales columns
@@ -693,7 +690,7 @@ class Svd(Function):
 
 def _sign(x):
     """``sign(x)``, a constant (its derivative is 0 almost everywhere)."""
-    if _is_tensor(x):
+    if is_tensor(x):
         return _Tensor._make(np.sign(x.data))
     return np.sign(x)
 
@@ -768,7 +765,7 @@ def _where_nonzero(value, n):
     """``value`` where the norm ``n`` (broadcasting) is not 0, else 0: PyTorch's
     subgradient 0 at x = 0."""
     mask = n != 0
-    if _is_tensor(value):
+    if is_tensor(value):
         return value * _Tensor._make(np.broadcast_to(mask, value.shape).astype(value.dtype))
     return np.where(mask, value, np.zeros((), _dtype(value)))
 

@@ -234,7 +234,7 @@ class Flip(Function):
         return _copy(np.flip(a.data, axes))
 
     def backward(self, g):
-        return Flip.apply(g, axes=self.axes) if dual._is_tensor(g) else np.flip(g, self.axes)
+        return Flip.apply(g, axes=self.axes) if dual.is_tensor(g) else np.flip(g, self.axes)
 
 
 class Roll(Function):
@@ -246,7 +246,7 @@ class Roll(Function):
 
     def backward(self, g):
         back = tuple(-s for s in self.shift) if isinstance(self.shift, tuple) else -self.shift
-        if dual._is_tensor(g):
+        if dual.is_tensor(g):
             return Roll.apply(g, shift=back, axis=self.axis)
         return np.roll(g, back, self.axis)
 
@@ -373,7 +373,7 @@ class Tril(Function):
         return type(self).fn(a.data, k)
 
     def backward(self, g):
-        return type(self).apply(g, k=self.k) if dual._is_tensor(g) else type(self).fn(g, self.k)
+        return type(self).apply(g, k=self.k) if dual.is_tensor(g) else type(self).fn(g, self.k)
 
 
 class Triu(Tril):

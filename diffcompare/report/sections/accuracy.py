@@ -36,13 +36,13 @@ def build(data) -> Section:
 
 def _ranges(data, ok) -> str:
     """One sentence: the error range of exact methods and of each finite-difference method."""
-    from ..data import FD_FAMILY, is_exact
+    from ..data import FD_FAMILY
 
     ok = ok[ok["error_rho"].notna()]
     if ok.empty:
         return ""
     parts = []
-    exact = ok[ok["family"].map(is_exact)]["error_rho"]
+    exact = ok[ok["exact"].fillna(False).astype(bool)]["error_rho"]
     if len(exact):
         zeros = int((exact == 0).sum())
         parts.append(f"In this run the exact methods' ρ is at most {fmt_error(exact.max())} "

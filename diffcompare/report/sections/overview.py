@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from ..data import EXTRA_STATUSES, FD_FAMILY, is_exact
+from ..data import EXTRA_STATUSES, FD_FAMILY, backend_fact
 from ..fmt import fmt_error, fmt_ratio, fmt_seconds, shorten
 from ..fragments import badge, lines, link, muted, name, refs, table
 from ..templates import render
@@ -62,8 +62,11 @@ def _what_ran(data):
     for b in data.backends:
         sub = cells[cells["backend"] == b]
         fam = sub["family"].iloc[0] if len(sub) else ""
-        kind = ("exact (up to rounding)" if is_exact(fam)
-                else "approximation" if fam == FD_FAMILY else "")
+        kind = ("exact (up to rounding)" if len(sub) and bool(sub["exact"].iloc[0])
+                else "approximation" if fam == FD_FAMILY
+                else "reduced precision (TF32)"
+                if backend_fact(b, "accuracy", data.catalog) == "reduced-precision"
+                else "")
         rows.append([name(b), fam, kind, f"{(sub['status'] == 'ok').sum()} / {len(sub)}"])
     return {"suite": data.suite_name or "(unknown)",
             "description": (data.suite.get("description") or "").rstrip(". ") + ". ",
