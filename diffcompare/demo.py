@@ -75,7 +75,7 @@ def _write_graphs(example, records, out_dir) -> list:
 
 def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> pathlib.Path:
     """Run every seed example, print it, write DOT/SVG drawings and an index page."""
-    from .report.html import code, join
+    from .report.fragments import code
     from .report.page import page
     from .report.sections import seeds as seed_section
     from .studies import seeds as seed_study
@@ -95,9 +95,10 @@ def run(out_dir: str | pathlib.Path = "reports/engine-demo", echo=print) -> path
     index = out_dir / "index.html"
     section = seed_section.build(demo_link=False, record=seed_study.record())
     index.write_text(page("diffcompare demo — the seed questions",
-                          join("The forum threads' examples on diffcompare's engine and on PyTorch, side by "
-                               "side; the graphs are also in this folder as DOT and SVG."),
-                          [section, trace_section.build()], join("Written by ", code("diffcompare demo"), ". Self-contained: no "
-                                          "scripts, fonts or images are fetched.")), encoding="utf-8")
+                          "The forum threads' examples on diffcompare's engine and on PyTorch, side by "
+                          "side; the graphs are also in this folder as DOT and SVG.",
+                          [section, trace_section.build()],
+                          ["Written by ", code("diffcompare demo"), ". Self-contained: no scripts, fonts or "
+                           "images are fetched."]), encoding="utf-8")
     echo(f"Graph drawings written to {out_dir}/ (open {index})")
     return index

@@ -10,8 +10,10 @@ studies' findings), accuracy, speed, memory, the seed questions (as the seed stu
 recorded them) and the environment.
 
 Modules: :mod:`.data` loads and shapes the results, :mod:`.plots` draws (via
-:mod:`.svg`), :mod:`.html` builds escaped markup, :mod:`.sections` holds one module per
-section, :mod:`.page` the page template, :mod:`.build` puts them together.
+:mod:`.svg`), :mod:`.sections` holds one module per section (it computes plain data:
+strings formatted by :mod:`.fmt`, and :mod:`.fragments`) and ``templates/`` one Jinja2
+template per section (their shared pieces in ``macros.html.j2``), :mod:`.page` the page
+template, :mod:`.build` puts them together.
 """
 from .build import build_report, render
 

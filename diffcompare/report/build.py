@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from . import data as _data
-from .html import code, join
+from .fragments import code
 from .sections import PAGE, Section, builder
 
 
@@ -26,10 +26,9 @@ def build_sections(report_data, include_seeds: bool = True) -> list:
         except Exception as exc:        # one broken section must not hide the others
             import traceback
 
-            from .html import p, pre
-            out.append(Section(sid, title, join(
-                p("This section could not be built from these results:", class_="warn"),
-                pre(f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=4)}", class_="message"))))
+            from .templates import render
+            out.append(Section(sid, title, render(
+                "broken.html.j2", error=f"{type(exc).__name__}: {exc}\n\n{traceback.format_exc(limit=4)}")))
     return out
 
 
@@ -39,13 +38,13 @@ def render(results_dir, seeds: bool = True) -> str:
 
     d = _data.load(results_dir)
     title = f"diffcompare report — {d.suite_name}" if d.suite_name else "diffcompare report"
-    subtitle = join("Which way of computing derivatives to use, and how autograd works: the engine, "
-                    "SymPy, finite differences, JAX and torch on the same problems — accuracy, speed "
-                    "and memory.")
+    subtitle = ("Which way of computing derivatives to use, and how autograd works: the engine, "
+                "SymPy, finite differences, JAX and torch on the same problems — accuracy, speed "
+                "and memory.")
     chips = _chips(results_dir, d)
-    footer = join("Written by ", code("diffcompare report"), " from ", code("results.jsonl"), ", ",
-                  code("run.json"), ", ", code("catalog.json"), " and ", code("studies/"), " alone. "
-                  "Self-contained: no scripts, fonts or images are fetched.")
+    footer = ["Written by ", code("diffcompare report"), " from ", code("results.jsonl"), ", ",
+              code("run.json"), ", ", code("catalog.json"), " and ", code("studies/"), " alone. "
+              "Self-contained: no scripts, fonts or images are fetched."]
     return page(title, subtitle, build_sections(d, include_seeds=seeds), footer, chips)
 
 

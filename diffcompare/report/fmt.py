@@ -1,8 +1,8 @@
-"""Numbers and markup for the report: seconds, bytes (the package's one formatter of each,
-:mod:`diffcompare.units`), errors, and HTML escaping.
+"""Numbers for the report: seconds, bytes (the package's one formatter of each,
+:mod:`diffcompare.units`), errors, ratios, steps and counts, as text.
 
-Every piece of text that reaches the page goes through :func:`esc` (or a helper
-built on it), so names from user-defined problems cannot inject markup.
+They return plain strings; the templates escape every string they print (Jinja2's
+autoescaping), so names from user-defined problems cannot inject markup.
 
 >>> fmt_seconds(3.2e-6), fmt_seconds(0.0123), fmt_seconds(None)
 ('3.2 µs', '12.3 ms', '—')
@@ -12,12 +12,9 @@ built on it), so names from user-defined problems cannot inject markup.
 ('0', '3.2e-11')
 >>> fmt_ratio(5.66), fmt_ratio(57081087.0)
 ('5.66×', '57,000,000×')
->>> esc('<script>alert(1)</script>')
-'&lt;script&gt;alert(1)&lt;/script&gt;'
 """
 from __future__ import annotations
 
-import html
 import math
 
 from ..units import MISSING as DASH
@@ -32,11 +29,6 @@ def is_missing(x) -> bool:
         return bool(x != x) or math.isnan(float(x))
     except (TypeError, ValueError):
         return False
-
-
-def esc(value) -> str:
-    """``value`` as HTML text (quotes escaped too, so it is safe in attributes)."""
-    return html.escape("" if value is None else str(value), quote=True)
 
 
 def fmt_error(x) -> str:

@@ -6,7 +6,8 @@ The layout is ``templates/page.html.j2``; the stylesheet is ``static/report.css`
 """
 from __future__ import annotations
 
-from .html import Markup
+from markupsafe import Markup
+
 from .templates import css, render, stepper_js
 
 
@@ -19,8 +20,8 @@ def script_hash(script: str) -> str:
 
 
 def page(title: str, subtitle, sections, footer, chips=()) -> str:
-    """The whole document. ``subtitle``, ``footer`` and ``chips`` are Markup or text;
-    sections are :class:`~diffcompare.report.sections.Section`.  The stepper script is
+    """The whole document. ``subtitle`` and ``footer`` are inline values (text, or a list of text
+    and :mod:`~diffcompare.report.fragments`), ``chips`` text; sections are :class:`~diffcompare.report.sections.Section`.  The stepper script is
     included only where a section has a stepper."""
     script = stepper_js() if any('class="stepper"' in str(s.body) for s in sections) else None
     return str(render("page.html.j2", title=title, subtitle=subtitle, sections=sections,
@@ -28,5 +29,3 @@ def page(title: str, subtitle, sections, footer, chips=()) -> str:
                       script=Markup(script) if script else None,
                       script_src=script_hash(script) if script else None)) + "\n"
 
-
-__all__ = ["page", "Markup"]

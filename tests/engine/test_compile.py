@@ -264,10 +264,12 @@ def test_bad_wrt_is_a_clear_error():
 
 
 def test_report_seed001_answer_shows_the_derived_program():
-    from diffcompare.report.sections.seeds import _compiled_seed_001
+    from diffcompare.report.sections.seeds import compiled_data
     from diffcompare.studies.seeds import compiled_seed_001
 
-    html = str(_compiled_seed_001(compiled_seed_001()))
+    shown = compiled_data(compiled_seed_001())
+    assert shown["error"] is None
+    html = shown["ssa_source"] + shown["math"]
     assert "g_w1 = inp.T @ g_t2" in html and "g_b1 = g_t2.sum(axis=0)" in html
     assert "g_w2 = t3.T @ g_t5" in html and "g_b2 = g_t5.sum(axis=0)" in html
     assert "∂w1 = inpᵀ ∂t2" in html and "∂b1 = 𝟙ᵀ ∂t2" in html

@@ -3,6 +3,12 @@ it by (at the size closest to its bound), and marks a ρ above it."""
 import pandas as pd
 
 from diffcompare.report.sections.accuracy import _bound_note, _bounds
+from diffcompare.report.templates import render_string
+
+
+def _shown(value) -> str:
+    """An inline value as the page shows it (the inline macro)."""
+    return str(render_string('{% import "macros.html.j2" as m %}{{ m.inline(v) }}', v=value))
 
 
 def _frame():
@@ -25,10 +31,11 @@ def test_the_bound_shown_is_the_one_closest_to_being_exceeded():
 
 
 def test_a_rho_above_its_bound_is_marked_outside():
-    assert "≤ 4.0e-12" in str(_bound_note((4e-12, True, None))) and "outside" not in str(_bound_note((4e-12, True, None)))
-    assert "outside" in str(_bound_note((4e-12, False, None)))
-    assert 'title="30 × rounding level' in str(_bound_note((4e-12, True, "30 × rounding level 1.3e-13")))
-    assert str(_bound_note(None)) == ""
+    inside = _shown(_bound_note((4e-12, True, None)))
+    assert "≤ 4.0e-12" in inside and "outside" not in inside
+    assert '<span class="badge st-error">outside</span>' in _shown(_bound_note((4e-12, False, None)))
+    assert 'title="30 × rounding level' in _shown(_bound_note((4e-12, True, "30 × rounding level 1.3e-13")))
+    assert _shown(_bound_note(None)) == ""
 
 
 def test_a_csv_read_back_keeps_the_bounds(tmp_path):

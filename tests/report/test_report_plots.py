@@ -7,7 +7,13 @@ import re
 import pandas as pd
 
 from diffcompare.report import data, plots
-from diffcompare.report.html import figure
+from diffcompare.report.fragments import figure
+from diffcompare.report.templates import render_string
+
+
+def _shown(fig) -> str:
+    """A figure as the page shows it (the figure macro)."""
+    return str(render_string('{% import "macros.html.j2" as m %}{{ m.figure(f) }}', f=fig))
 
 
 def _ok(synthetic_results):
@@ -38,7 +44,7 @@ def test_nothing_to_draw_gives_no_plot():
     assert plots.time_vs_size(empty) is None
     assert plots.ratio_vs_size(empty) is None
     assert plots.fd_step_vplot(None) is None
-    assert "No plot:" in figure(None, "caption", empty="nothing")
+    assert "No plot:" in _shown(figure(None, "caption", empty="nothing"))
 
 
 def test_a_failing_plot_says_why():
@@ -48,7 +54,7 @@ def test_a_failing_plot_says_why():
     assert svg is None or not plots.drawn(svg)
     failed = plots.Failed("ValueError: odd")
     assert not plots.drawn(failed)
-    assert "could not be drawn" in figure(failed, "c") and "ValueError: odd" in figure(failed, "c")
+    assert "could not be drawn" in _shown(figure(failed, "c")) and "ValueError: odd" in _shown(figure(failed, "c"))
 
 
 def test_backend_styles_are_stable():

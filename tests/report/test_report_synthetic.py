@@ -7,7 +7,10 @@ import re
 import pytest
 
 from diffcompare.report import build_report, render
-from diffcompare.report.html import Markup, table
+from markupsafe import Markup
+
+from diffcompare.report.fragments import muted, name, table
+from diffcompare.report.templates import render_string
 
 
 @pytest.fixture
@@ -21,7 +24,7 @@ def test_no_markup_from_the_data_gets_through(page):
     assert "onerror=alert" not in page.replace("onerror=alert(2)&gt;", "")   # only as escaped text
     assert "<b>not bold</b>" not in page and "<i>fast</i>" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
-    assert "evil&quot;&gt;&lt;img src=x onerror=alert(2)&gt;" in page
+    assert "evil&#34;&gt;&lt;img src=x onerror=alert(2)&gt;" in page      # markupsafe: " as &#34;
     assert "&lt;b&gt;not bold&lt;/b&gt;" in page
 
 
@@ -36,7 +39,7 @@ def test_every_status_is_shown_with_its_reason(page):
 def test_studies_shown_with_status_and_findings(page):
     assert "FD &lt;steps&gt;" in page and "checks-failed" in page
     assert "1e-6 &lt;bad&gt;" in page and "FAILS" in page and "no data" in page
-    assert "KeyError &lt;&#x27;prepare_s&#x27;&gt;" in page            # the failed study's message
+    assert "KeyError &lt;&#39;prepare_s&#39;&gt;" in page            # the failed study's message (markupsafe: ' as &#39;)
     assert "scaling" in page and "No findings file" in page             # planned, missing
 
 
@@ -81,9 +84,13 @@ def test_same_data_same_file(synthetic_results, tmp_path):
     assert a == b
 
 
-def test_html_helpers_escape():
-    t = table(["<h>"], [["<td>", Markup("<em>kept</em>")]])
+def test_the_templates_escape_every_string_and_keep_markup():
+    t = str(render_string('{% import "macros.html.j2" as m %}{{ m.table(t) }}',
+                          t=table(["<h>"], [["<td>", Markup("<em>kept</em>"), name("<n>"),
+                                             muted("x", title='"><script>')]])))
     assert "&lt;h&gt;" in t and "&lt;td&gt;" in t and "<em>kept</em>" in t
+    assert '<span class="name">&lt;n&gt;</span>' in t
+    assert 'title="&#34;&gt;&lt;script&gt;"' in t and "<script>" not in t
 
 
 def test_cli_report(synthetic_results, tmp_path, capsys):

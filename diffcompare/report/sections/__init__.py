@@ -1,10 +1,13 @@
 """The report's sections; each module has ``build(data) -> Section``, and :data:`PAGE` lists
-them, in page order, once."""
+them, in page order, once.  A section computes plain data (strings, numbers and
+:mod:`~diffcompare.report.fragments`) and renders its template, ``templates/<id>.html.j2``."""
 from __future__ import annotations
 
 import dataclasses
 
-from ..html import Markup, code, figure, join, p, tag
+from markupsafe import Markup
+
+from ..fragments import code, figure
 
 
 @dataclasses.dataclass
@@ -47,21 +50,11 @@ def size_labels(data) -> dict:
     return out
 
 
-def flag_mark(flags) -> Markup:
-    """A visible mark by a timing the results layer flags (``timing_flags``: "loaded (...)",
-    ...): "⚠" and the kinds, the whole reasons on hover; nothing for a trusted timing."""
-    if not isinstance(flags, str) or not flags:
-        return Markup("")
-    from ...results.trust import SEPARATOR
-
-    kinds = ", ".join(dict.fromkeys(reason.split(" (")[0] for reason in flags.split(SEPARATOR)))
-    return tag("span", f"⚠ {kinds}", class_="flag", title=flags)
-
-
 def study_figures(data, name: str, keys=None) -> tuple[list, int]:
     """The figures study ``name`` recorded in ``data``'s folder (those of ``keys``, in that
-    order, when given), each drawn by the plot it names with the caption it declares, and how
-    many were drawn; where there is none to draw, one line that says why."""
+    order, when given) as :func:`~diffcompare.report.fragments.figure` data, each drawn by the
+    plot it names with the caption it declares, and how many were drawn; where there is none to
+    draw, ``{"why": ...}``: one line that says why (the ``figures`` macro shows both)."""
     from .. import plots
 
     st = data.study(name)
@@ -69,14 +62,14 @@ def study_figures(data, name: str, keys=None) -> tuple[list, int]:
         why = (f"The {name} study's record was written before runs recorded a study's figures: run it again"
                if st.record is not None and st.status not in ("error", "timeout", "crashed") else
                f"The {name} study is {st.status}{f' ({st.note})' if st.note else ''}: run it")
-        return [p(why, " (", code(f"python -m diffcompare.studies {name} <results-dir>"),
-                  ") to draw its figures.", class_="muted")], 0
+        return [{"why": [why, " (", code(f"python -m diffcompare.studies {name} <results-dir>"),
+                         ") to draw its figures."]}], 0
     views = {v.key: v for v in st.figures}
     out, n = [], 0
     for key in keys if keys is not None else list(views):
         view = views.get(key)
         if view is None:
-            out.append(p(f"The {name} study recorded no figure {key!r}.", class_="muted"))
+            out.append({"why": f"The {name} study recorded no figure {key!r}."})
             continue
         svg = plots.study_figure(view, data.catalog)
         n += plots.drawn(svg)

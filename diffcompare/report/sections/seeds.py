@@ -7,14 +7,17 @@ outputs and a flag where they differ, then the closer looks (PyTorch code too) w
 rows of values and structure and the graphs of both libraries; it writes all of it to
 ``studies/seeds.json``.  This section only renders that record (a folder without it says
 how to make it).  A short answer opens each question, its numbers read from the record.
+:func:`seeds_data` computes, ``templates/seeds.html.j2`` renders.
 """
 from __future__ import annotations
 
 import json
 import re
 
+from markupsafe import Markup
+
 from ..fmt import fmt_error
-from ..html import Markup, code, download, join, p, pre, scroll, table, tag
+from ..fragments import code, table
 from ..templates import render
 from . import Section
 
@@ -45,8 +48,7 @@ def example_data(ex: dict) -> dict:
     for k, g in enumerate(ex["graphs"]):
         sides = [{"library": side["library"], "svg": Markup(side["svg"]), "facts": side["facts"],
                   "steps": json.dumps(side["steps"], ensure_ascii=False),
-                  "download": download(f"{ex['key']}-{k}-{side['lib']}.svg", side["svg"],
-                                       "image/svg+xml", "SVG")}
+                  "filename": f"{ex['key']}-{k}-{side['lib']}.svg"}
                  for side in g["sides"]]
         graphs.append({"caption": g["caption"], "sides": sides,
                        "wide": any(_svg_width(side["svg"]) > 540 for side in sides)})
@@ -65,7 +67,8 @@ def code_data(block: dict) -> dict:
 
 
 def answers(record: dict) -> dict:
-    """The short answer to each question, its numbers read from the examples' records."""
+    """The short answer to each question (inline values: text and code), its numbers read from
+    the examples' records."""
     lines = {}
     for ex in record["examples"]:
         for r in ex.get("rows") or ():
@@ -77,7 +80,7 @@ def answers(record: dict) -> dict:
 
     checks = [t("001-linear-layer", f"{n}.grad equals the hand formula") for n in ("inp", "w1", "b1", "w2", "b2")]
     return {
-        "000": join(
+        "000": [
             "Autograd does not average anything: it differentiates the one scalar you call ",
             code("backward()"), " on. With L = mean(x·w) over x = [1, 2], backward sends ∂L/∂yᵢ = ",
             t("000-mean-of-product", "y.grad"), " to each sample and sums the paths where they meet at w: ",
@@ -86,22 +89,22 @@ def answers(record: dict) -> dict:
             "“tensor arm”, not one per sample: ", t("000-mean-of-product", "nodes in the graph, batch of 2"),
             " nodes for a batch of 2 and ", t("000-mean-of-product", "nodes in the graph, batch of 100,000"),
             " for 100,000; only the saved x grows. Draw it (", code("viz.graph.to_svg(L)"), ") or count it (",
-            code("graph.summarize(L)"), ")."),
-        "001": join(
+            code("graph.summarize(L)"), ")."],
+        "001": [
             "From the chain rule, one op at a time. The bias is broadcast over the batch, so every sample "
             "adds one path from b to the loss and backward adds the paths: ", code("b.g = out.g.sum(0)"),
             " is what broadcasting's gradient does. The engine's gradients of the lesson's "
             "lin → relu → lin → MSE model equal the hand-written backward (", code("inp.g = out.g @ w.t()"),
             ", …) in ", str(checks.count("True")), " of 5 checks, and PyTorch's equal the engine's. With ",
             code("reduction='sum'"), " nothing divides by N, so b2.grad is ",
-            t("001-linear-layer", "b2.grad with reduction='sum' ÷ with 'mean'"), "× larger."),
-        "002": join(
+            t("001-linear-layer", "b2.grad with reduction='sum' ÷ with 'mean'"), "× larger."],
+        "002": [
             "For a vector y there is no single gradient: ", code("y.backward(v)"), " computes the "
             "vector-Jacobian product vᵀJ, the gradient of Σᵢ vᵢyᵢ, where v plays the part of ∂z/∂y for a "
             "later scalar z. For y = 3a + 2b² + log(c) and v = [0.1, 1, 0.0001], a.grad = ",
             t("002-gradient-argument", "a.grad"), " = 3v. A one-hot v picks one row of the Jacobian; "
-            "without v, backward refuses; gradients accumulate over calls until zeroed."),
-        "003": join(
+            "without v, backward refuses; gradients accumulate over calls until zeroed."],
+        "003": [
             "Backward nodes (", code("grad_fn"), ") linked by ", code("next_functions"),
             " — (node, input_nr) pairs, one ", code("AccumulateGrad"), " per leaf — and the tensors each "
             "node saved for its formula (MulBackward0 saves both factors, AddBackward0 ",
@@ -110,25 +113,22 @@ def answers(record: dict) -> dict:
             t("003-version-counter", "c._version after c += 1"), ") and breaks a backward that needs the "
             "saved value. ", code("i.retain_grad()"), " keeps an intermediate gradient: i.grad = ",
             t("003-complicated", "i.grad"), "; ", code("k.detach()"), " is a leaf sharing k's memory; "
-            "under ", code("no_grad()"), " nothing is recorded."),
+            "under ", code("no_grad()"), " nothing is recorded."],
     }
 
 
 
-def build(data=None, demo_link: bool = True, record: dict | None = None) -> Section:
-    """The section, from the seed study's record in ``data``'s folder (or ``record``, as
-    ``diffcompare demo`` passes it); ``demo_link``: link to the seed-only page ``diffcompare
-    demo`` writes (off on that page itself)."""
+def seeds_data(data=None, demo_link: bool = True, record: dict | None = None) -> dict:
+    """What the section shows, as plain values, from the seed study's record in ``data``'s
+    folder (or ``record``, as ``diffcompare demo`` passes it); ``demo_link``: link to the
+    seed-only page ``diffcompare demo`` writes (off on that page itself)."""
     if record is None:
         study = data.study(STUDY) if data is not None else None
         record = study.data if study is not None else None
         if record is None:
-            return Section("seeds", "Seed questions", _not_recorded(study))
+            return {"recorded": False, "note": study.note if study is not None else None}
     if record.get("format") != FORMAT:
-        return Section("seeds", "Seed questions", p(
-            f"This folder's seed record (studies/seeds.json) has layout {record.get('format')!r}; this "
-            f"version of diffcompare reads layout {FORMAT}. Run the study again: ",
-            code("python -m diffcompare.studies seeds <results-dir>"), ".", class_="warn"))
+        return {"recorded": True, "layout": repr(record.get("format")), "expected_layout": FORMAT}
     ans = answers(record)
     questions = []
     for seed in SEEDS:
@@ -137,83 +137,52 @@ def build(data=None, demo_link: bool = True, record: dict | None = None) -> Sect
                           "blocks": [code_data(b) for b in record["blocks"] if b["seed"] == seed],
                           "not_run": record["not_run"].get(seed),
                           "examples": [example_data(e) for e in record["examples"] if e["seed"] == seed],
-                          "extra": _compiled_seed_001(record["compiled"]) if seed == "001" else None})
+                          "compiled": compiled_data(record["compiled"]) if seed == "001" else None,
+                          "symbolic": None})
     questions.append({"seed": "sym", "label": "seeds 002 and 003", "question": record["questions"]["sym"],
-                      "blocks": [], "not_run": None, "examples": [],
-                      "extra": symbolic_or_numerical(record["symbolic"]),
+                      "blocks": [], "not_run": None, "examples": [], "compiled": None,
+                      "symbolic": symbolic_data(record["symbolic"]),
                       "answer": "Neither: it applies each operation's exact derivative rule to numbers."})
-    body = render("seeds.html.j2", questions=questions, torch_version=record["torch_version"],
-                  code_module=code("diffcompare.seeds"), demo_link=demo_link)
-    return Section("seeds", "Seed questions", body)
+    return {"recorded": True, "questions": questions,
+            "torch_version": record["torch_version"], "demo_link": demo_link}
 
 
-def _not_recorded(study) -> Markup:
-    why = f" ({study.note})" if study is not None and study.note else ""
-    return p("This results folder has no record of the seed questions" + why + ": the seed "
-             "study writes it (", code("studies/seeds.json"), "). Add ", code('"seeds"'),
-             " to the suite's studies, or run ", code("python -m diffcompare.studies seeds <results-dir>"),
-             ", and build the report again.", class_="warn")
-
-
-def _failed(what: str, error: str) -> Markup:
-    return join(p(f"{what} failed when the run recorded it:", class_="warn"), pre(error, class_="message"))
+def build(data=None, demo_link: bool = True, record: dict | None = None) -> Section:
+    """The section (see :func:`seeds_data`)."""
+    return Section("seeds", "Seed questions", render("seeds.html.j2", **seeds_data(data, demo_link, record)))
 
 
 # --------------------------------------------------------------------------- seed 001, compiled
 
-def _compiled_seed_001(rec: dict) -> Markup:
+def compiled_data(rec: dict) -> dict:
     """Seed 001's model through ``engine.compile``, as recorded: the thread's hand-written
-    lines (``w.g = inp.t() @ out.g``, ``b.g = out.g.sum(0)``), derived rather than written."""
+    lines (``w.g = inp.t() @ out.g``, ``b.g = out.g.sum(0)``), derived rather than written:
+    the straight-line program and its matrix formulas (or the error)."""
     if rec.get("error"):
-        return _failed("Compiling the model", rec["error"])
-    return join(p("The same gradient derived as a program: ", code("diffcompare.engine.compile"),
-                  " traces the engine's own backward formulas once and prints straight-line NumPy — a "
-                  "transpose-matmul for each weight and ", code("sum(axis=0)"), " for each bias, the "
-                  "thread's lines:"),
-                pre(rec["ssa_source"]), p("and as matrix formulas:"), pre(rec["math"]))
+        return {"error": rec["error"]}
+    return {"error": None, "ssa_source": rec["ssa_source"], "math": rec["math"]}
 
 
 # --------------------------------------------------------------------------- symbolic or numerical
 
-def symbolic_or_numerical(rec: dict) -> Markup:
-    """One function through the engine, SymPy and finite differences, as recorded."""
+def symbolic_data(rec: dict) -> dict:
+    """One function through the engine, SymPy and finite differences, as recorded: each
+    method's value, error and how it got it, and the engine's graph."""
     if rec.get("error"):
-        return _failed("This example", rec["error"])
+        return {"error": rec["error"]}
     by = {m["method"]: m for m in rec["methods"]}
-    errors = {name: m["error"] for name, m in by.items()}
     how = {"engine": (lambda m: "engine (reverse mode)",
                       lambda m: "1 forward + 1 backward pass through the recorded graph"),
-           "sympy": (lambda m: join("sympy (", code("lambdify"), " of the derivative formula)"),
+           "sympy": (lambda m: ["sympy (", code("lambdify"), " of the derivative formula)"],
                      lambda m: f"{m.get('ops')} operations in the derived expression")}
     rows = []
-    for name, m in by.items():
-        label, said = how.get(name, (lambda m: m["method"],
-                                     lambda m: f"{m.get('evaluations')} function evaluation(s) at shifted points"))
+    for method, m in by.items():
+        label, said = how.get(method, (lambda m: m["method"],
+                                       lambda m: f"{m.get('evaluations')} function evaluation(s) at shifted points"))
         rows.append([label(m), num(m["value"]), fmt_error(m["error"]), said(m)])
     rows.append(["exact, 50 digits (SymPy formula evaluated with mpmath)", rec["exact"], "0", "reference"])
-    g = rec["graph"]
-    drawing = tag("figure", Markup(f'<div class="graph">{g["svg"]}</div>'),
-                  tag("figcaption", tag("strong", "engine"), ": ", "What the engine recorded for f at "
-                      f"x = {rec['x0']}: operations and saved values, no formula", " — ", g["facts"], "."),
-                  class_="graph-figure")
-    diff_es = abs(by["engine"]["value"] - by["sympy"]["value"])
-    return join(
-        p("The thread says PyTorch's autograd uses “no symbolic math … and no numerical "
-          "differentiation”. One function through all three: the Squire–Trapp function "
-          "f(x) = eˣ/√(sin³x + cos³x) (catalog problem ", code(rec["problem"]), f") at x = {rec['x0']}."),
-        p("Symbolic: SymPy derives a formula for f′(x) first (", code("backends.get('sympy').prepare"),
-          "), then evaluates it:"),
-        pre(f"f'(x) = {rec['formula']}", class_="formula-text"),
-        scroll(table(["method", f"f′({rec['x0']})", "relative error", "how"], rows, cls="compact")),
-        p("The engine and the formula differ by ", fmt_error(diff_es),
-          " (rounding in a different order of operations) and match the 50-digit value to a relative ",
-          fmt_error(errors["engine"]), " and ", fmt_error(errors["sympy"]), "; forward differences are "
-          "off by ", fmt_error(errors["fd-forward"]), " and central differences by ",
-          fmt_error(errors["fd-central"]), ", the price of their step-size trade-off (see the fd_steps "
-          "plot in Accuracy), while the complex step, which subtracts nothing, is off by ",
-          fmt_error(errors["fd-complex-step"]), ". So autograd is neither: it never "
-          "builds a formula (the graph below holds operations and the numbers they saved, and its size "
-          "does not swell like a formula's: see Memory) and it never perturbs x; it applies each "
-          "op's exact derivative rule to numbers — exact like symbolic differentiation, computed "
-          "like a numerical method."),
-        drawing)
+    return {"error": None, "problem": rec["problem"], "x0": rec["x0"], "formula": rec["formula"],
+            "table": table(["method", f"f′({rec['x0']})", "relative error", "how"], rows, cls="compact"),
+            "engine_vs_sympy": fmt_error(abs(by["engine"]["value"] - by["sympy"]["value"])),
+            "errors": {method: fmt_error(m["error"]) for method, m in by.items()},
+            "graph": {"svg": Markup(rec["graph"]["svg"]), "facts": rec["graph"]["facts"]}}
