@@ -24,6 +24,13 @@ Usage::
     python benchmarks/numba_feasibility.py                         # every objective
     python benchmarks/numba_feasibility.py --objectives lstm:4     # a short LSTM: ~30 s to compile
     python benchmarks/numba_feasibility.py --objectives lstm --chunk 100
+    python benchmarks/numba_feasibility.py --loop-vs-arrays 200   # what a fusing codegen would save
+
+``--loop-vs-arrays N`` compiles one chain of N elementwise statements on 14-element arrays
+(``t_k = np.tanh(t_(k-1) * b + a)``, LSTM-like) twice: as N array statements (what the
+generated programs are) and as the same N statements on scalars inside one loop over the
+elements (what a codegen that fuses elementwise chains would emit), and prints numba's
+compile time per statement and the run time of each.
 """
 from __future__ import annotations
 
@@ -119,6 +126,33 @@ def _first_line(exc) -> str:
     return (useful or lines or [type(exc).__name__])[0][:160]
 
 
+def loop_vs_arrays(n: int) -> str:
+    """Numba's compile and run time for n elementwise statements, as arrays and fused."""
+    import numba
+
+    arrays = (["def chain(a, b):", "    t0 = a * b"]
+              + [f"    t{k} = np.tanh(t{k - 1} * b + a)" for k in range(1, n)] + [f"    return t{n - 1}"])
+    fused = (["def chain(a, b):", "    out = np.empty_like(a)", "    for i in range(a.shape[0]):",
+              "        ai, bi = a[i], b[i]", "        s0 = ai * bi"]
+             + [f"        s{k} = np.tanh(s{k - 1} * bi + ai)" for k in range(1, n)]
+             + [f"        out[i] = s{n - 1}", "    return out"])
+    rng = np.random.default_rng(0)
+    a, b = rng.random(14), rng.random(14)
+    rows, results = [], []
+    for label, lines in (("array statements", arrays), ("one fused loop", fused)):
+        namespace = {"np": np}
+        exec("\n".join(lines), namespace)
+        start = time.process_time()
+        fn = numba.njit(namespace["chain"])
+        results.append(fn(a, b))
+        compile_s = time.process_time() - start
+        run = peers.medians(peers.round_robin({label: lambda: fn(a, b)}, 5, 0.02))[label]
+        rows.append(f"  {label:17s} compile {compile_s:6.2f} s CPU ({compile_s / n * 1e3:5.1f} ms a"
+                    f" statement), run {peers.fmt(run)}")
+    assert np.allclose(results[0], results[1], rtol=1e-12, atol=0)
+    return f"{n} elementwise statements on 14-element arrays:\n" + "\n".join(rows)
+
+
 def objective(name, size, chunk, samples, min_time):
     from diffcompare import backends, problems
     from diffcompare.backends.base import as_float64_arrays
@@ -174,6 +208,8 @@ def main(argv=None):
     ap.add_argument("--chunk", type=int, default=100, help="statements per numba function")
     ap.add_argument("--samples", type=int, default=7)
     ap.add_argument("--min-time", type=float, default=0.02)
+    ap.add_argument("--loop-vs-arrays", type=int, default=0, metavar="N",
+                    help="only compile N elementwise statements as arrays and as one fused loop")
     a = ap.parse_args(argv)
     try:
         import numba
@@ -181,6 +217,9 @@ def main(argv=None):
         raise SystemExit("numba is not installed: pip install numba")
     _register_numba_helpers()
     peers.CLOCK = time.process_time
+    if a.loop_vs_arrays:
+        print(loop_vs_arrays(a.loop_vs_arrays))
+        return
     sizes = dict((n, s) for n, s, _ in peers.OBJECTIVES)
     rows = [(n, s) for n, s, _ in peers.OBJECTIVES]
     if a.objectives:
