@@ -215,7 +215,7 @@ def add_reduce(x, axes: tuple, keepdims: bool):
             and axes and (x.size >= _LARGE or _long_runs(x.shape, axes))):
         k = len(axes)
         if axes[-1] == k - 1 and k < x.ndim and x.itemsize >= 4:   # leading axes (a bias gradient)
-            out = _sum_rows(x.reshape(1, -1, math.prod(x.shape[k:])))
+            out = _sum_rows(x.reshape(1, math.prod(x.shape[:k]), math.prod(x.shape[k:])))
             return out.reshape((1,) * k + x.shape[k:] if keepdims else x.shape[k:])
         if axes[0] == x.ndim - k and math.prod(x.shape[-k:]) > _SHORT_AXIS:   # a long run at the end
             return np.add.reduce(x, axis=axes, keepdims=keepdims)

@@ -92,6 +92,20 @@ def test_block_boundary_orders(rows, cols):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("shape,axes", [((100, 0), (0,)), ((3, 100, 0), (1,)), ((0, 100, 5), (1,)),
+                                        ((70, 0, 3), (0, 1)), ((0, 3), (0,))])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_a_long_axis_of_an_empty_array_sums_to_numpys_zeros(shape, axes, keepdims):
+    """(100, 0) over its 100 rows once failed: a reshape to (1, -1, 0) is ambiguous."""
+    x = np.zeros(shape, np.float32)
+    got = kernels.add_reduce(x, axes, keepdims)
+    want = np.add.reduce(x, axis=axes, keepdims=keepdims)
+    assert got.shape == want.shape and got.dtype == want.dtype and not got.any()
+    t = Tensor(x, requires_grad=True)
+    t.sum(axis=axes).sum().backward()
+    assert t.grad.shape == shape
+
+
 @pytest.mark.parametrize("rows, recorded", [(BLOCK, False), (BLOCK + 1, True)])
 def test_compile_records_the_kernel_from_the_first_long_sum(rows, recorded):
     """A small array (below ``_LARGE``) is summed by NumPy's reduce up to ``_BLOCK`` rows,
