@@ -25,6 +25,8 @@ import socket
 import subprocess
 import sys
 
+from ..malloc_settings import MALLOC_ENV
+
 #: Environment settings that pin numerical libraries to one thread.
 THREAD_ENV = {
     "OMP_NUM_THREADS": "1",
@@ -32,13 +34,6 @@ THREAD_ENV = {
     "MKL_NUM_THREADS": "1",
     "VECLIB_MAXIMUM_THREADS": "1",
     "NUMEXPR_NUM_THREADS": "1",
-}
-#: glibc's default hands buffers of a few hundred KB back to the OS after each
-#: call and page-faults them in again on the next, which doubled some NumPy
-#: gradient timings; these keep freed memory in the process, alike for all methods.
-MALLOC_ENV = {
-    "MALLOC_MMAP_THRESHOLD_": "67108864",
-    "MALLOC_TRIM_THRESHOLD_": "134217728",
 }
 #: XLA flags for a single-threaded CPU (Eigen) backend.
 XLA_SINGLE_THREAD_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
@@ -82,6 +77,9 @@ def worker_env(base=None, device: str = "cpu", gpu: int | None = None) -> dict:
             visible = [v for v in env.get("CUDA_VISIBLE_DEVICES", "").split(",") if v.strip()]
             env["CUDA_VISIBLE_DEVICES"] = visible[gpu] if gpu < len(visible) else str(gpu)
     env.update(THREAD_ENV)
+    # glibc's default hands buffers of a few MB back to the OS after each call and
+    # page-faults them in on the next (some NumPy gradients took twice as long): freed
+    # memory stays in the process, alike for all methods
     env.update(MALLOC_ENV)
     flags = env.get("XLA_FLAGS", "").split()
     for flag in XLA_SINGLE_THREAD_FLAGS:
