@@ -287,10 +287,11 @@ def sum_back(node, grads: tuple) -> tuple:
     inputs were broadcast (``node._input_shapes``, set by ``Function.apply``) summed
     back to the inputs' shapes; None where an input needs no gradient."""
     (sa, sb), (need_a, need_b), (ga, gb) = node._input_shapes, node.needs_input_grad, grads
-    return (None if ga is None or not need_a else ga if ga.shape == sa
-            else kernels.sum_to(ga, sa) if type(ga) is not Tensor else sum_to(ga, sa),
-            None if gb is None or not need_b else gb if gb.shape == sb
-            else kernels.sum_to(gb, sb) if type(gb) is not Tensor else sum_to(gb, sb))
+    if ga is not None and need_a and ga.shape != sa:
+        ga = kernels.sum_to(ga, sa) if type(ga) is not Tensor else sum_to(ga, sa)
+    if gb is not None and need_b and gb.shape != sb:
+        gb = kernels.sum_to(gb, sb) if type(gb) is not Tensor else sum_to(gb, sb)
+    return (ga if need_a else None, gb if need_b else None)
 
 
 class _Captures:

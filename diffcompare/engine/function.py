@@ -254,18 +254,28 @@ class Function(Node):
     def apply(cls, *inputs, **params):
         """Run the op on Tensors ``inputs`` and record it if any input requires grad."""
         node = cls()
-        if not _grad_state.enabled:
-            needs = ()
-        elif len(inputs) == 1:
-            needs = (inputs[0]._requires_grad,)
-        elif len(inputs) == 2:
-            needs = (inputs[0]._requires_grad, inputs[1]._requires_grad)
+        n = len(inputs)
+        # whether to record and what each input needs, then the forward, written out for
+        # the one- and two-input ops of every hot path (no star-call: it packs a tuple again)
+        if n == 2:
+            a, b = inputs
+            need_a, need_b = a._requires_grad, b._requires_grad
+            recording = (need_a or need_b) and _grad_state.enabled
+            if recording:
+                node.needs_input_grad = (need_a, need_b)
+            out = node.forward(a, b, **params) if params else node.forward(a, b)
+        elif n == 1:
+            a = inputs[0]
+            recording = a._requires_grad and _grad_state.enabled
+            if recording:
+                node.needs_input_grad = _NEEDS_ONE
+            out = node.forward(a, **params) if params else node.forward(a)
         else:
             needs = tuple(map(_requires_grad_of, inputs))
-        recording = True in needs
-        if recording:
-            node.needs_input_grad = needs
-        out = node.forward(*inputs, **params) if params else node.forward(*inputs)
+            recording = True in needs and _grad_state.enabled
+            if recording:
+                node.needs_input_grad = needs
+            out = node.forward(*inputs, **params)
         make = make_output
         vc = inputs[0]._vc_or_new() if cls.is_view else None
         if not recording:
@@ -273,21 +283,19 @@ class Function(Node):
                 return tuple([make(o, None, 0, vc) for o in out])
             return make(out, None, 0, vc)
 
-        # the edges (gradient_edge), written out for the one- and two-input ops of every hot
-        # path: a non-leaf input's is its (grad_fn, output_nr); a leaf's may create its
-        # AccumulateGrad, so before this node's number
-        if len(inputs) == 1:
-            a = inputs[0]
-            fn = a.grad_fn
-            node.next_functions = ((fn, a.output_nr) if fn is not None else (accumulator_of(a), 0),)
-        elif len(inputs) == 2:
-            a, b = inputs
+        # the edges (gradient_edge), written out likewise: a non-leaf input's is its
+        # (grad_fn, output_nr); a leaf's may create its AccumulateGrad, so before this
+        # node's number
+        if n == 2:
             fn = a.grad_fn
             edge_a = ((fn, a.output_nr) if fn is not None
-                      else (accumulator_of(a), 0) if a._requires_grad else _NO_EDGE)
+                      else (accumulator_of(a), 0) if need_a else _NO_EDGE)
             fn = b.grad_fn
             node.next_functions = (edge_a, (fn, b.output_nr) if fn is not None
-                                   else (accumulator_of(b), 0) if b._requires_grad else _NO_EDGE)
+                                   else (accumulator_of(b), 0) if need_b else _NO_EDGE)
+        elif n == 1:
+            fn = a.grad_fn
+            node.next_functions = ((fn, a.output_nr) if fn is not None else (accumulator_of(a), 0),)
         else:
             node.next_functions = tuple(map(gradient_edge, inputs))
         node.sequence_nr = _next_sequence_nr()
@@ -304,6 +312,9 @@ class Function(Node):
                 node._saved = {}
             node._saved["result"] = _saved_output(result)
         return result
+
+
+_NEEDS_ONE = (True,)   # needs_input_grad of a recorded one-input op
 
 
 class AccumulateGrad(Node):

@@ -211,8 +211,9 @@ def add_reduce(x, axes: tuple, keepdims: bool):
     An array below ``_LARGE`` elements whose reduced axes hold at most ``_BLOCK`` rows
     before that run at the end takes NumPy's reduce (``PLAIN``): its order is then as
     accurate, and its one call quicker."""
-    if (type(x) is np.ndarray and x.ndim >= 2 and x.dtype.kind == "f" and x.flags.c_contiguous
-            and axes and (x.size >= _LARGE or _long_runs(x.shape, axes))):
+    # the size test first: on small arrays (the common case) the checks cost more than the sum
+    if (type(x) is np.ndarray and x.ndim >= 2 and axes and (x.size >= _LARGE or _long_runs(x.shape, axes))
+            and x.dtype.kind == "f" and x.flags.c_contiguous):
         k = len(axes)
         if axes[-1] == k - 1 and k < x.ndim and x.itemsize >= 4:   # leading axes (a bias gradient)
             out = _sum_rows(x.reshape(1, math.prod(x.shape[:k]), math.prod(x.shape[k:])))
@@ -415,7 +416,9 @@ def broadcast_to(x, shape: tuple):
     """``np.broadcast_to(x, shape)`` (a read-only view); a one-element ``x`` (a full
     reduction's gradient) is spread by zero strides directly, 6x faster than NumPy's
     Python-level wrapper."""
-    if x.size == 1 and x.ndim <= len(shape) and (type(x) is np.ndarray or isinstance(x, np.generic)):
+    if isinstance(x, np.generic):   # (a NumPy scalar's buffer is read-only, and so the view)
+        return np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
+    if x.size == 1 and x.ndim <= len(shape) and type(x) is np.ndarray:
         out = np.ndarray(shape, x.dtype, x, 0, (0,) * len(shape))
         out.flags.writeable = False   # as np.broadcast_to: one memory location, many elements
         return out

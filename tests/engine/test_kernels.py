@@ -40,7 +40,8 @@ def test_split_and_broadcast_to_equal_numpy():
     for axis, cuts in ((1, (14, 28, 42)), (0, (1,)), (-1, (0, 56))):
         got, want = kernels.split(x, cuts, axis), np.split(x, cuts, axis)
         assert len(got) == len(want) and all(np.array_equal(a, b) for a, b in zip(got, want))
-    for v in (np.float64(2.5), np.array([2.5]), np.array([[1.0, 2.0]])):
+    for v in (np.float64(2.5), np.float32(2.5), np.float16(2.5), np.array(2.5), np.array([2.5]),
+              np.array([[1.0, 2.0]])):
         got = kernels.broadcast_to(v, (4, 3, 2))
         np.testing.assert_array_equal(got, np.broadcast_to(v, (4, 3, 2)))
         assert not got.flags.writeable

@@ -341,8 +341,11 @@ class Pow(Function):
         if lower is not None and type(a) is not Tensor:
             return g * (lower * e)
         if e == 2:   # the common square: no power at all.  (g * 2) * a equals g * (a * 2)
-            if type(g) is Tensor or type(a) is Tensor or np.ndim(g) == 0:
-                return g * 2.0 * a   # exactly, and folds into one step when compile traces a constant g
+            # Tensors, and a constant g (a NumPy scalar; a 0-d traced value): the product itself,
+            # exactly, which folds into one step when compile traces a constant g (an array g
+            # needs no np.ndim: the kernel's plain form is that product)
+            if type(g) is not np.ndarray and (type(g) is Tensor or np.ndim(g) == 0) or type(a) is Tensor:
+                return g * 2.0 * a
             return kernels.double_product(g, a)
         if e == 0:
             return dual.zeros(a.shape, g)
