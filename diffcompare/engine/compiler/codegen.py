@@ -95,6 +95,8 @@ class Program:
         # the program that runs passes its number operands as 0-d arrays (see _scalar)
         self._zero_d = reuse_buffers
         self.scatter, self.skip, self.tiles = {}, set(), {}
+        # a broadcast that an elementwise step would do anyway reads its source (see _spread)
+        self.spread = self._spread() if reuse_buffers else {}
         self.reuse = self._plan_reuse(outputs) if reuse_buffers else {}
         self._assign_names(outputs, out_names, grad_names or {})
         self.source = self._write(func_name, outputs, out_names)
@@ -125,7 +127,7 @@ class Program:
             if s.op == "guard":
                 continue
             for t in s.outs:
-                if id(t) in self._names or self._inlined(t):
+                if id(t) in self._names or self._inlined(t) or id(t) in self.spread:
                     continue
                 hit = grad_names.get(id(t))
                 x = self.reuse.get(id(s))
@@ -242,6 +244,51 @@ class Program:
             tiles[id(last)] = (axis, gs, [i for i in ids if i != id(last)])
         return tiles
 
+    def _spread(self):
+        """``{id(view): source}`` for ``broadcast_to(x, shape)`` (and a reshape before it that
+        only puts size-1 axes in front) whose every use is an operand of an elementwise step
+        that broadcasts ``x`` to the same shape by itself: the step reads ``x`` (NumPy's own
+        broadcasting; the wrapper's call and the reshape cost more than the arithmetic on
+        small arrays)."""
+        users = {}
+        for s in self.steps:
+            for t in s.tracers():
+                users.setdefault(id(t), []).append(s)
+        spread = {}
+        for s in self.steps:
+            if s.op != ("call", "broadcast_to") or type(s.args[0]) is not Tracer:
+                continue
+            b, x = s.outs[0], s.args[0]
+            if id(b) in self._outputs or not all(self._reads_broadcast(u, b, x) for u in users.get(id(b), ())):
+                continue
+            views = [b]
+            while (x.step is not None and x.step.op in (("method", "reshape"), ("call", "reshape"))
+                   and self._uses.get(id(x)) == 1 and id(x) not in self._outputs
+                   and type(x.step.args[0]) is Tracer):
+                src = x.step.args[0]
+                lead = x.ndim - src.ndim
+                if lead < 0 or x.shape[lead:] != src.shape or any(n != 1 for n in x.shape[:lead]):
+                    break
+                views.append(x)
+                x = src
+            if x.step is not None and self._inlined(x):
+                continue
+            for v in views:
+                spread[id(v)] = x
+        return spread
+
+    @staticmethod
+    def _reads_broadcast(step, b, x):
+        """Whether elementwise ``step`` gives the same result reading ``x`` where it reads
+        ``b = broadcast_to(x, b.shape)``."""
+        if _ufunc_of(step) is None or any(v is b for v in step.kwargs.values()):
+            return False
+        shapes = [x.shape if a is b else np.shape(a) for a in step.args]
+        try:
+            return np.broadcast_shapes(*shapes) == step.outs[0].shape == b.shape
+        except ValueError:
+            return False
+
     def _inlined(self, t):
         op = t.step.op
         if id(t) in self._outputs:
@@ -303,6 +350,7 @@ class Program:
 
     def _arg(self, x, dtype_like=None, operand=False, scalar=False):
         if type(x) is Tracer:
+            x = self.spread.get(id(x), x)
             name = self._names.get(id(x))
             if name is not None:
                 return name
@@ -386,6 +434,7 @@ class Program:
     def _write(self, func_name, outputs, out_names):
         params = ", ".join(a.name for a in self.trace.args)
         lines = [f"def {func_name}({params}):"]
+        views = self._part_views()
         phase = None
         for s in self.steps:
             if s.phase != phase and s.phase == "backward":
@@ -402,7 +451,7 @@ class Program:
                 if any(self._inlined(t) for t in s.outs):
                     continue
             targets = ", ".join(self._names.get(id(t), "_") for t in s.outs)
-            if id(s) in self.skip:
+            if id(s) in self.skip or (s.outs and all(id(t) in self.spread for t in s.outs)):
                 continue
             if id(s) in self.tiles:                       # the parts' gradients side by side
                 axis, gs, _ = self.tiles[id(s)]
@@ -411,7 +460,14 @@ class Program:
             if id(s) in self.scatter:                    # a[key] += g: the index_add folded in
                 g, key, _, _ = self.scatter[id(s)].args
                 buf = self._names[id(self.reuse[id(s)])]
-                lines.append(f"    {buf}[{self._key(key)}] += {self._arg(g)}")
+                part = views.get((buf, self._key(key)))
+                if part is not None:                     # a view made once, added into often
+                    if part[1]:
+                        lines.append(f"    {part[0]} = {buf}[{self._key(key)}]")
+                        part[1] = False
+                    lines.append(f"    {part[0]} += {self._arg(g)}")
+                else:
+                    lines.append(f"    {buf}[{self._key(key)}] += {self._arg(g)}")
                 if targets != buf:
                     lines.append(f"    {targets} = {buf}")
                 continue
@@ -437,6 +493,33 @@ class Program:
             grads = ", ".join(results[1:]) + ("," if len(results) == 2 else "")
             lines.append(f"    return {results[0]}, ({grads})")
         return "\n".join(lines) + "\n"
+
+    def _part_views(self):
+        """``{(buffer, key): [view name, not yet made]}`` for the ``a[key] += g`` of
+        ``self.scatter`` whose key repeats on the same buffer (a weight's gradient summed over
+        an unrolled loop, row by row): ``a_k = a[key]`` once, then ``a_k += g`` (an in-place
+        add, without indexing twice per call).  Only basic keys that select an array."""
+        count = {}
+        for sid, step in self.scatter.items():
+            key = step.args[1]
+            items = key if type(key) is tuple else (key,)
+            if not all(k is Ellipsis or k is None or type(k) in (int, slice) for k in items):
+                continue
+            x = self.reuse[sid]
+            if np.broadcast_to(np.empty((), x.dtype), x.shape)[key].ndim == 0:
+                continue                                 # a number: += would not write a
+            k = (self._names[id(x)], self._key(key))
+            count[k] = count.get(k, 0) + 1
+        taken = set(self._names.values()) | set(self.namespace)
+        views, n = {}, itertools.count()
+        for k, c in count.items():
+            if c > 1:
+                name = f"{k[0]}_{next(n)}"
+                while name in taken:
+                    name = f"{k[0]}_{next(n)}"
+                taken.add(name)
+                views[k] = [name, True]
+        return views
 
     def _in_place(self, s, target):
         """The step written into its operand's buffer: ``t1 += b1``, ``np.maximum(t1, 0, out=t1)``."""
