@@ -14,6 +14,7 @@ Every gradient is compared with torch's in float64 at rtol 1e-6 / atol 1e-8.
 """
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -26,22 +27,27 @@ torch = pytest.importorskip("torch")
 RTOL, ATOL = 1e-6, 1e-8
 
 
-def _torch_xp():
+class _TorchXp:
     """torch's NumPy-named namespace, with torch's own sigmoid (not the contract's)."""
-    from types import SimpleNamespace
 
-    from diffcompare.problems import torch_namespace
+    def __init__(self):
+        from diffcompare.problems import torch_namespace
 
-    ns = torch_namespace.namespace()
-    return SimpleNamespace(sigmoid=torch.sigmoid, tanh=torch.tanh, sin=torch.sin, exp=torch.exp,
-                           maximum=lambda a, b: ns.maximum(a, torch.as_tensor(b, dtype=a.dtype)))
+        self._ns = torch_namespace.namespace()
+        self.sigmoid = torch.sigmoid
+
+    def maximum(self, a, b):
+        return self._ns.maximum(a, torch.as_tensor(b, dtype=a.dtype))
+
+    def __getattr__(self, name):
+        return getattr(self._ns, name)
 
 
 def _torch_grads(fn, arrays, wrt):
     T = [torch.tensor(a) for a in arrays]
     for i in wrt:
         T[i].requires_grad_(True)
-    out = fn(_torch_xp(), *T)
+    out = fn(_TorchXp(), *T)
     grads = torch.autograd.grad(out, [T[i] for i in wrt])
     return out.detach().numpy(), [g.numpy() for g in grads]
 
@@ -183,3 +189,48 @@ def test_parts_that_do_not_tile_keep_the_zeros(fn):
     z = np.random.default_rng(9).standard_normal(8)
     g = _check_all(fn, [z], (0,))
     assert "np.zeros" in g.source.split("# backward")[1]
+
+
+# --- broadcasts the elementwise step does itself ----------------------------------------------
+
+def _normalised(xp, x, y):
+    e = xp.exp(x)
+    return (xp.log(e / xp.sum(e)) * y).sum()        # the sum's gradient is spread over x's shape
+
+
+def _explicit_broadcast(xp, s, t):
+    # the broadcast makes the product's shape: (1,) * (1,) alone would be (1,)
+    return (xp.broadcast_to(s, (4,)) * t * xp.exp(s)).sum()
+
+
+@pytest.mark.parametrize("fn, shapes", [(_normalised, [(6,), (6,)]), (_normalised, [(2, 1, 3), (4, 1)]),
+                                        (_explicit_broadcast, [(1,), (1,)])])
+def test_broadcasts_left_to_numpy_match_torch(fn, shapes):
+    rng = np.random.default_rng(10)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    g = _check_all(fn, arrays, (0, 1))
+    if fn is _normalised:
+        assert "broadcast_to" not in g.source and "broadcast_to" in g.ssa_source
+
+
+# --- rows added into on every step of an unrolled loop ----------------------------------------
+
+def _rows(xp, W, X):
+    total = 0.0
+    h = X[0] * 0
+    for t in range(X.shape[0]):
+        h = xp.tanh(W[0] * X[t] + W[1] * h)
+        total = total + (h * W[2]).sum()
+    return total
+
+
+@pytest.mark.parametrize("shapes", [[(3, 5), (4, 5)], [(3,), (4,)], [(3, 2, 5), (4, 1, 5)]])
+def test_rows_summed_over_a_loop_match_torch(shapes):
+    rng = np.random.default_rng(11)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    g = _check_all(_rows, arrays, (0, 1))
+    backward = g.source.split("# backward")[1]
+    if len(shapes[0]) > 1:                       # W[k] is an array: a view, made once per row
+        assert len(re.findall(r"^    (\w+) = \w+\[1, \.\.\.\]$", backward, re.M)) == 1
+    else:                                        # W[k] is a number: written into W's gradient
+        assert re.search(r"\w+\[1, \.\.\.\] \+= ", backward)
