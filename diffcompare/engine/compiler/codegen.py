@@ -513,8 +513,8 @@ class Program:
             if not all(k is Ellipsis or k is None or type(k) in (int, slice) for k in items):
                 continue
             x = self.reuse[sid]
-            if np.broadcast_to(np.empty((), x.dtype), x.shape)[key].ndim == 0:
-                continue                                 # a number: += would not write a
+            if type(np.broadcast_to(np.empty((), x.dtype), x.shape)[key]) is not np.ndarray:
+                continue                                 # a number (x[1] of a vector): no view
             k = (self._names[id(x)], self._key(key))
             count[k] = count.get(k, 0) + 1
         taken = set(self._names.values()) | set(self.namespace)
