@@ -233,3 +233,43 @@ def test_rows_summed_over_a_loop_match_torch(shapes):
     # W's gradient: a view of each row made once (W[1, ...] of a vector is a 0-d view), then +=
     views = re.findall(r"^    (\w+) = \w+\[1, \.\.\.\]$", backward, re.M)
     assert len(views) == 1 and backward.count(f"    {views[0]} += ") == shapes[1][0]
+
+
+# --- the same step on side-by-side slices: one step on their union (compiler/fusion.py) -------
+
+def _gates(xp, z, c):
+    # an LSTM cell's gates: three sigmoids and a tanh on adjacent quarters of the last axis
+    n = z.shape[-1] // 4
+    f, i, o = (xp.sigmoid(z[..., k * n:(k + 1) * n]) for k in range(3))
+    change = xp.tanh(z[..., 3 * n:])
+    cell = c * f + i * change
+    return (o * xp.tanh(cell)).sum()
+
+
+def _pairs(xp, z):
+    # the backward of concatenate([x, h, x, h]) adds quarter 0 to 2 and 1 to 3
+    n = z.shape[0] // 4
+    return (xp.exp(z[0:n] + z[2 * n:3 * n]) * (z[n:2 * n] + z[3 * n:])).sum()
+
+
+def _different_numbers(xp, z):
+    return (xp.tanh(z[0:3] * 2.0) + xp.tanh(z[3:6] * 3.0)).sum()      # not the same step
+
+
+@pytest.mark.parametrize("fn, shapes, wrt, fused", [
+    (_gates, [(8,), (2,)], (0, 1), True),
+    (_gates, [(3, 1, 8), (2, 1)], (0, 1), True),            # leading and size-1 axes
+    (_pairs, [(12,)], (0,), True),
+    (_different_numbers, [(6,)], (0,), False),
+])
+def test_steps_on_adjacent_slices_fuse_and_match_torch(fn, shapes, wrt, fused):
+    rng = np.random.default_rng(12)
+    arrays = [rng.standard_normal(s) for s in shapes]
+    g = _check_all(fn, arrays, wrt)
+    forward = g.source.split("# backward")[0]
+    if fn is _gates:       # one tanh for the three sigmoids, one for the change, one for the cell
+        assert forward.count("np.tanh(") == 3
+    elif fn is _pairs:                     # two adds: one on the halves
+        assert "[0:6]" in forward and "[6:12]" in forward and forward.count(" + ") == 1
+    else:
+        assert forward.count("np.tanh(") == 2 and ("[0:6]" in forward) is fused
