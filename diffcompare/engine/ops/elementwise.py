@@ -125,7 +125,7 @@ Sqrt    = unary_rule("Sqrt",    np.sqrt,      "result", _sqrt_backward,
 Sin     = unary_rule("Sin",     np.sin,       "self",   lambda g, self: g * dual.cos(self))
 Cos     = unary_rule("Cos",     np.cos,       "self",   lambda g, self: -g * dual.sin(self))
 Tanh    = unary_rule("Tanh",    np.tanh,      "result", lambda g, result: g * (1 - result * result))
-Sigmoid = unary_rule("Sigmoid", _sigmoid,     "result", lambda g, result: g * result * (1 - result))
+Sigmoid = unary_rule("Sigmoid", _sigmoid,     "result", lambda g, result: g * (result * (1 - result)))
 Abs     = unary_rule("Abs",     np.abs,       "self",   lambda g, self: g * np.sign(_data(self)),
                      "abs'(0) = 0 (sign(0) = 0).")
 Clone   = unary_rule("Clone",   _copy,        None,     lambda g: g,
