@@ -273,3 +273,13 @@ def test_steps_on_adjacent_slices_fuse_and_match_torch(fn, shapes, wrt, fused):
         assert "[0:6]" in forward and "[6:12]" in forward and forward.count(" + ") == 1
     else:
         assert forward.count("np.tanh(") == 2 and ("[0:6]" in forward) is fused
+
+
+def test_number_operand_names_never_hide_behind_an_argument():
+    def f(c_0_5, x):
+        return (c_0_5 * 0.5 + x * 0.5).sum()
+
+    g = compile(f, wrt=(0, 1))
+    value, grads = g(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    assert value == 5.0 and [list(v) for v in grads] == [[0.5, 0.5], [0.5, 0.5]]
+    assert "c_0_5_ " in g.source or "c_0_5_\n" in g.source

@@ -345,12 +345,14 @@ class Program:
             if a.dtype != dtype or a.size < 1 or not is_uniform(a):
                 return None
             v = a.reshape(-1)[0].item()
-        if not np.isfinite(v):
+        if type(v) not in (int, float) or not np.isfinite(v):
             return None                 # -np.inf stays readable (rare in a hot loop)
         key = ("0d", dtype.str, v)
         if key not in self._consts:
             text = _literal(v).replace("-", "m").replace(".", "_").replace("+", "")
             name = f"c_{text}" + ("" if dtype == np.float64 else f"_{dtype.name}")
+            while name in self.namespace or any(a.name == name for a in self.trace.args):
+                name += "_"             # an argument of that name would hide it
             self._consts[key] = name
             self.namespace[name] = np.array(v, dtype)
         return self._consts[key]
