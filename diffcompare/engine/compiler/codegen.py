@@ -49,7 +49,7 @@ _ELEMENTWISE_UFUNCS |= {"exp2", "expm1", "log2", "log10", "log1p", "sinh", "cosh
                         "logaddexp2", "remainder", "fmod", "fmax", "fmin", "hypot", "floor_divide"}
 
 
-def _ufunc_of(s):
+def ufunc_of(s):
     """The NumPy ufunc an elementwise step calls (None for any other step)."""
     if s.op in _OPERATOR_UFUNCS:
         return _OPERATOR_UFUNCS[s.op]
@@ -60,7 +60,7 @@ def _ufunc_of(s):
 
 def _fresh(step):
     """Whether the step's result is a new array nobody else holds (safe to overwrite)."""
-    return (_ufunc_of(step) is not None or step.op == "matmul" or step.op[0] in ("reduce", "kernel")
+    return (ufunc_of(step) is not None or step.op == "matmul" or step.op[0] in ("reduce", "kernel")
             or step.op in (("call", "where"), ("method", "astype"), ("method", "copy")))
 _COUNTER = itertools.count()
 
@@ -192,7 +192,7 @@ class Program:
                         break
         reuse = {}
         for i, s in enumerate(self.steps):
-            if _ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0 \
+            if ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0 \
                     or id(s) in self.skip or id(s) in self.tiles:
                 continue
             out = s.outs[0]
@@ -288,7 +288,7 @@ class Program:
     def _reads_broadcast(step, b, x):
         """Whether elementwise ``step`` gives the same result reading ``x`` where it reads
         ``b = broadcast_to(x, b.shape)``."""
-        if _ufunc_of(step) is None or any(v is b for v in step.kwargs.values()):
+        if ufunc_of(step) is None or any(v is b for v in step.kwargs.values()):
             return False
         shapes = [x.shape if a is b else np.shape(a) for a in step.args]
         try:
@@ -433,7 +433,7 @@ class Program:
                 "kernel": lambda: op[1]}[kind]()
         if kind == "kernel" or (kind == "call" and (op[1] in _SHAPED_CALLS or op[1].startswith("linalg."))):
             tracer_dtype = None     # a constant's shape matters: never written as one number
-        scalar = _ufunc_of(s) not in (None, "power") and s.outs[0].dtype == tracer_dtype and any(
+        scalar = ufunc_of(s) not in (None, "power") and s.outs[0].dtype == tracer_dtype and any(
             type(a) is Tracer and a.shape == s.outs[0].shape for a in args)
         parts = [self._arg(x, tracer_dtype, scalar=scalar) for x in args]
         parts += [f"{k}={self._arg(v)}" for k, v in kw.items()]
@@ -543,8 +543,8 @@ class Program:
                 return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], x.dtype, operand=True, scalar=scalar)}"
         out_shape = s.outs[0].shape
         like = next((a.dtype for a in args if type(a) is Tracer and a.shape == out_shape), None)
-        scalar = _ufunc_of(s) != "power" and like == s.outs[0].dtype
-        call = f"np.{_ufunc_of(s)}({', '.join(self._arg(a, like, scalar=scalar) for a in args)}"
+        scalar = ufunc_of(s) != "power" and like == s.outs[0].dtype
+        call = f"np.{ufunc_of(s)}({', '.join(self._arg(a, like, scalar=scalar) for a in args)}"
         call += "".join(f", {k}={self._arg(v)}" for k, v in s.kwargs.items()) + f", out={buf})"
         return call if target == buf else f"{target} = {call}"
 

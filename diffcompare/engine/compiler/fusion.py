@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .codegen import ufunc_of
 from .tracer import Step, Tracer
 
 
@@ -135,9 +136,7 @@ def _key(axis, lo, hi):
 def _signature(s, t, parts, k, member):
     """What step ``s`` does to part ``k`` (``t``), the same for every part it may fuse
     with; None when it is not an elementwise step of parts and numbers."""
-    from .codegen import _ufunc_of
-
-    if _ufunc_of(s) is None or s.kwargs or len(s.outs) != 1 or s.outs[0].shape != t.shape:
+    if ufunc_of(s) is None or s.kwargs or len(s.outs) != 1 or s.outs[0].shape != t.shape:
         return None
     desc = []
     for a in s.args:
