@@ -189,6 +189,12 @@ def sign(x):
     return torch.sign(x).detach()
 
 
+def sigmoid(x):
+    """``torch.sigmoid`` in one op: the engine's namespace has its own sigmoid too (the
+    contract provides one only where a namespace has none)."""
+    return torch.sigmoid(x)
+
+
 # --- reductions --------------------------------------------------------------------------
 
 def logsumexp(x, axis=None, keepdims=False):

@@ -74,7 +74,9 @@ def test_seed001_source_reads_like_handwritten_backprop():
     assert src.startswith("def seed001_and_grad(X, W1, b1, W2, b2, Y):")
     # what runs: the same steps, dead intermediates' buffers reused in place
     run = g.source
-    assert "t1 = X @ W1\n    t1 += b1\n    np.maximum(t1, 0, out=t1)\n" in run
+    # (a number operand is a 0-d array of the operand's dtype there: NumPy converts a
+    # Python number on every call)
+    assert "t1 = X @ W1\n    t1 += b1\n    np.maximum(t1, c_0, out=t1)\n" in run
     assert re.search(r"g_W1 = X\.T @ g_\w+", run) and run.count(".sum(axis=0)") == 2
 
 

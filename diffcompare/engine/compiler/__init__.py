@@ -76,6 +76,7 @@ import time
 import numpy as np
 
 from .codegen import Program
+from .fusion import fuse_slices
 from .tracer import GuardFailed, TraceError, Tracer
 from .tracing import KERNELS, trace as _trace
 
@@ -105,6 +106,7 @@ class _Variant:
 
     def __init__(self, trace, value, grads, arrays, wrt, func_name, trace_s):
         start = time.perf_counter()
+        fuse_slices(trace)        # same steps on side-by-side slices: one step (fusion.py)
         zero = [g if g is not None else np.zeros(arrays[i].shape, arrays[i].dtype)
                 for g, i in zip(grads, wrt)]
         arg_names = [trace.args[i].name for i in wrt]

@@ -6,6 +6,13 @@ NumPy at trace time.  Each remaining step becomes one assignment, named after
 the user's arguments (``g_W1`` is the gradient for ``W1``; ``g_t5`` the gradient
 arriving at the intermediate ``t5``).  Cheap views (``W.T``) and single-use
 comparisons (``h > 0``) are written inline where they are used.
+
+The program that runs (``source``; ``without_reuse`` gives the readable one) also
+saves calls where a step costs more in NumPy's per-call overhead than in arithmetic:
+dead operands' buffers are written in place, number operands are 0-d arrays made
+once, a broadcast that the elementwise step does anyway is left to it, the
+gradient of slices that tile an array is one ``np.concatenate``, and a row added
+into on every step of an unrolled loop is a view made once.
 """
 from __future__ import annotations
 
@@ -42,7 +49,7 @@ _ELEMENTWISE_UFUNCS |= {"exp2", "expm1", "log2", "log10", "log1p", "sinh", "cosh
                         "logaddexp2", "remainder", "fmod", "fmax", "fmin", "hypot", "floor_divide"}
 
 
-def _ufunc_of(s):
+def ufunc_of(s):
     """The NumPy ufunc an elementwise step calls (None for any other step)."""
     if s.op in _OPERATOR_UFUNCS:
         return _OPERATOR_UFUNCS[s.op]
@@ -53,7 +60,7 @@ def _ufunc_of(s):
 
 def _fresh(step):
     """Whether the step's result is a new array nobody else holds (safe to overwrite)."""
-    return (_ufunc_of(step) is not None or step.op == "matmul" or step.op[0] in ("reduce", "kernel")
+    return (ufunc_of(step) is not None or step.op == "matmul" or step.op[0] in ("reduce", "kernel")
             or step.op in (("call", "where"), ("method", "astype"), ("method", "copy")))
 _COUNTER = itertools.count()
 
@@ -92,7 +99,11 @@ class Program:
             for t in s.tracers():
                 self._uses[id(t)] = self._uses.get(id(t), 0) + 1
         self._consts = {}
-        self.scatter, self.skip = {}, set()
+        # the program that runs passes its number operands as 0-d arrays (see _scalar)
+        self._zero_d = reuse_buffers
+        self.scatter, self.skip, self.tiles = {}, set(), {}
+        # a broadcast that an elementwise step would do anyway reads its source (see _spread)
+        self.spread = self._spread() if reuse_buffers else {}
         self.reuse = self._plan_reuse(outputs) if reuse_buffers else {}
         self._assign_names(outputs, out_names, grad_names or {})
         self.source = self._write(func_name, outputs, out_names)
@@ -123,7 +134,7 @@ class Program:
             if s.op == "guard":
                 continue
             for t in s.outs:
-                if id(t) in self._names or self._inlined(t):
+                if id(t) in self._names or self._inlined(t) or id(t) in self.spread:
                     continue
                 hit = grad_names.get(id(t))
                 x = self.reuse.get(id(s))
@@ -149,7 +160,8 @@ class Program:
         ``key``) becomes ``a[key] += g`` when ``a``'s buffer can be reused: no zeros array
         per slice (``self.scatter``: step -> the index_add step folded into it).  An
         accumulating scatter (advanced indexing) stays the kernel's call, whose row
-        scatter is faster than ``np.add.at`` into ``a``."""
+        scatter is faster than ``np.add.at`` into ``a``.  Where such slices tile the whole
+        array, the sum is one ``np.concatenate`` of them (``self.tiles``, see ``_tiles``)."""
         last, viewed = {}, set()
         for i, s in enumerate(self.steps):
             for t in s.tracers():
@@ -157,8 +169,17 @@ class Program:
             if s.op in _VIEWS:
                 viewed.update(id(t) for t in s.tracers())
         protected = {id(o) for o in outputs if type(o) is Tracer}
+        self.tiles = self._tiles(protected, viewed)
+        position = {id(s): i for i, s in enumerate(self.steps)}
+        for sid, (_, pieces, chain) in self.tiles.items():
+            for g in pieces:
+                if type(g) is Tracer:          # read by the concatenate, at the chain's end
+                    last[id(g)] = max(last[id(g)], position[sid])
+            self.skip.update(chain)
         scatter = {}
         for i, s in enumerate(self.steps):
+            if id(s) in self.skip or id(s) in self.tiles:
+                continue
             if s.op == "add" and len(s.args) == 2:
                 for x, y in (s.args, s.args[::-1]):
                     if (type(x) is Tracer and type(y) is Tracer and x is not y and y.step is not None
@@ -171,7 +192,8 @@ class Program:
                         break
         reuse = {}
         for i, s in enumerate(self.steps):
-            if _ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0:
+            if ufunc_of(s) is None or len(s.outs) != 1 or s.outs[0].ndim == 0 \
+                    or id(s) in self.skip or id(s) in self.tiles:
                 continue
             out = s.outs[0]
             preferred = [scatter[id(s)][0]] if id(s) in scatter else []
@@ -182,8 +204,97 @@ class Program:
                     reuse[id(s)] = x
                     break
         self.scatter = {k: v[1] for k, v in scatter.items() if reuse.get(k) is v[0]}
-        self.skip = {id(step) for step in self.scatter.values()}
+        self.skip.update(id(step) for step in self.scatter.values())
         return reuse
+
+    def _tiles(self, protected, viewed):
+        """Chains ``index_add(g1, k1) + index_add(g2, k2) + ...`` (the gradient of an array
+        sliced into parts: zeros, then each part's gradient written at its slice) whose
+        slices tile the array along one axis: ``{id(last add): (axis, [g in order],
+        ids of the chain's other steps)}``, written as ``np.concatenate(gs, axis)`` --
+        one call for the zeros and a write per slice."""
+        def piece(t):
+            s = t.step
+            if (s is not None and s.op == ("kernel", "index_add") and not s.args[3]
+                    and self._uses.get(id(t)) == 1 and id(t) not in protected):
+                return s
+            return None
+
+        chains, ended = {}, {}
+        for s in self.steps:
+            if s.op == ("kernel", "index_add") and piece(s.outs[0]) is s:
+                chains[id(s.outs[0])] = ([s], [id(s)])
+            elif s.op == "add" and len(s.args) == 2 and all(type(a) is Tracer for a in s.args):
+                for x, y in (s.args, s.args[::-1]):
+                    if id(x) in chains and x is not y and piece(y) is not None \
+                            and self._uses.get(id(x)) == 1 and id(x) not in protected \
+                            and id(x) not in viewed:
+                        parts, ids = chains.pop(id(x))
+                        chains[id(s.outs[0])] = (parts + [y.step], ids + [id(y.step), id(s)])
+                        ended[id(s.outs[0])] = s
+                        break
+        tiles = {}
+        for out_id, (parts, ids) in chains.items():
+            last = ended.get(out_id)
+            if last is None:
+                continue
+            tiled = _tiling([p.args[1] for p in parts], last.outs[0].shape)
+            if tiled is None:
+                continue
+            axis, order = tiled
+            gs = [parts[k].args[0] for k in order]
+            out = last.outs[0]
+            room = np.broadcast_to(np.empty((), out.dtype), out.shape)     # no memory
+            if any(type(g) is not Tracer or g.shape != room[p.args[1]].shape or g.dtype != out.dtype
+                   for g, p in zip(gs, (parts[k] for k in order))):
+                continue
+            tiles[id(last)] = (axis, gs, [i for i in ids if i != id(last)])
+        return tiles
+
+    def _spread(self):
+        """``{id(view): source}`` for ``broadcast_to(x, shape)`` (and a reshape before it that
+        only puts size-1 axes in front) whose every use is an operand of an elementwise step
+        that broadcasts ``x`` to the same shape by itself: the step reads ``x`` (NumPy's own
+        broadcasting; the wrapper's call and the reshape cost more than the arithmetic on
+        small arrays)."""
+        users = {}
+        for s in self.steps:
+            for t in s.tracers():
+                users.setdefault(id(t), []).append(s)
+        spread = {}
+        for s in self.steps:
+            if s.op != ("call", "broadcast_to") or type(s.args[0]) is not Tracer:
+                continue
+            b, x = s.outs[0], s.args[0]
+            if id(b) in self._outputs or not all(self._reads_broadcast(u, b, x) for u in users.get(id(b), ())):
+                continue
+            views = [b]
+            while (x.step is not None and x.step.op in (("method", "reshape"), ("call", "reshape"))
+                   and self._uses.get(id(x)) == 1 and id(x) not in self._outputs
+                   and type(x.step.args[0]) is Tracer):
+                src = x.step.args[0]
+                lead = x.ndim - src.ndim
+                if lead < 0 or x.shape[lead:] != src.shape or any(n != 1 for n in x.shape[:lead]):
+                    break
+                views.append(x)
+                x = src
+            if x.step is not None and self._inlined(x):
+                continue
+            for v in views:
+                spread[id(v)] = x
+        return spread
+
+    @staticmethod
+    def _reads_broadcast(step, b, x):
+        """Whether elementwise ``step`` gives the same result reading ``x`` where it reads
+        ``b = broadcast_to(x, b.shape)``."""
+        if ufunc_of(step) is None or any(v is b for v in step.kwargs.values()):
+            return False
+        shapes = [x.shape if a is b else np.shape(a) for a in step.args]
+        try:
+            return np.broadcast_shapes(*shapes) == step.outs[0].shape == b.shape
+        except ValueError:
+            return False
 
     def _inlined(self, t):
         op = t.step.op
@@ -192,8 +303,14 @@ class Program:
         return op in _INLINE_ALWAYS or (op in _INLINE_ONCE and self._uses.get(id(t), 0) == 1)
 
     # --- expressions --------------------------------------------------------------
-    def _const(self, c, dtype_like=None):
-        """A constant operand: a literal when NumPy's promotion stays the same, else a name."""
+    def _const(self, c, dtype_like=None, scalar=False):
+        """A constant operand: a literal when NumPy's promotion stays the same, else a name.
+        ``scalar``: the operand of an elementwise step whose result has ``dtype_like`` and
+        the shape of a traced operand (see ``_scalar``)."""
+        if scalar and self._zero_d:
+            name = self._scalar(c, dtype_like)
+            if name is not None:
+                return name
         if isinstance(c, (bool, int, float)) and not isinstance(c, np.generic):
             text = _literal(c)
             return text if c >= 0 or isinstance(c, bool) or c != c else f"({text})"
@@ -214,8 +331,35 @@ class Program:
             self.namespace[name] = c
         return self._consts[key]
 
-    def _arg(self, x, dtype_like=None, operand=False):
+    def _scalar(self, c, dtype):
+        """A finite number operand (a Python number, or a uniform constant of ``dtype``) as
+        the name of a 0-d array of float or complex ``dtype``, or None.  NumPy converts a
+        Python number operand on every call (~0.2 us, as much again as a ufunc on 14
+        elements); a 0-d array of the result's dtype gives the same numbers and dtype."""
+        if dtype is None or dtype.kind not in "fc":
+            return None
+        if isinstance(c, (int, float)) and not isinstance(c, (bool, np.generic)):
+            v = c
+        else:
+            a = np.asarray(c)
+            if a.dtype != dtype or a.size < 1 or not is_uniform(a):
+                return None
+            v = a.reshape(-1)[0].item()
+        if type(v) not in (int, float) or not np.isfinite(v):
+            return None                 # -np.inf stays readable (rare in a hot loop)
+        key = ("0d", dtype.str, v)
+        if key not in self._consts:
+            text = _literal(v).replace("-", "m").replace(".", "_").replace("+", "")
+            name = f"c_{text}" + ("" if dtype == np.float64 else f"_{dtype.name}")
+            while name in self.namespace or any(a.name == name for a in self.trace.args):
+                name += "_"             # an argument of that name would hide it
+            self._consts[key] = name
+            self.namespace[name] = np.array(v, dtype)
+        return self._consts[key]
+
+    def _arg(self, x, dtype_like=None, operand=False, scalar=False):
         if type(x) is Tracer:
+            x = self.spread.get(id(x), x)
             name = self._names.get(id(x))
             if name is not None:
                 return name
@@ -232,7 +376,7 @@ class Program:
             return f"slice({x.start!r}, {x.stop!r}, {x.step!r})"
         if type(x) is np.ufunc:
             return f"np.{x.__name__}"
-        return self._const(x, dtype_like)
+        return self._const(x, dtype_like, scalar)
 
     def _key(self, key):
         items = key if type(key) is tuple else (key,)
@@ -260,7 +404,8 @@ class Program:
             # traced operand already has the result's shape (broadcasting changes nothing)
             like = tracer_dtype if op != "matmul" and any(
                 type(a) is Tracer and a.shape == out_shape for a in args) else None
-            a, b = (self._arg(x, like, operand=True) for x in args)
+            scalar = op != "pow" and like is not None and s.outs[0].dtype == like
+            a, b = (self._arg(x, like, operand=True, scalar=scalar) for x in args)
             return f"{a} {_BINARY[op]} {b}"
         if op == "neg":
             return f"-{self._arg(args[0], operand=True)}"
@@ -288,7 +433,9 @@ class Program:
                 "kernel": lambda: op[1]}[kind]()
         if kind == "kernel" or (kind == "call" and (op[1] in _SHAPED_CALLS or op[1].startswith("linalg."))):
             tracer_dtype = None     # a constant's shape matters: never written as one number
-        parts = [self._arg(x, tracer_dtype) for x in args]
+        scalar = ufunc_of(s) not in (None, "power") and s.outs[0].dtype == tracer_dtype and any(
+            type(a) is Tracer and a.shape == s.outs[0].shape for a in args)
+        parts = [self._arg(x, tracer_dtype, scalar=scalar) for x in args]
         parts += [f"{k}={self._arg(v)}" for k, v in kw.items()]
         return f"{call}({', '.join(parts)})"
 
@@ -296,6 +443,7 @@ class Program:
     def _write(self, func_name, outputs, out_names):
         params = ", ".join(a.name for a in self.trace.args)
         lines = [f"def {func_name}({params}):"]
+        views = self._part_views()
         phase = None
         for s in self.steps:
             if s.phase != phase and s.phase == "backward":
@@ -312,12 +460,23 @@ class Program:
                 if any(self._inlined(t) for t in s.outs):
                     continue
             targets = ", ".join(self._names.get(id(t), "_") for t in s.outs)
-            if id(s) in self.skip:
+            if id(s) in self.skip or (s.outs and all(id(t) in self.spread for t in s.outs)):
+                continue
+            if id(s) in self.tiles:                       # the parts' gradients side by side
+                axis, gs, _ = self.tiles[id(s)]
+                lines.append(f"    {targets} = np.concatenate({self._arg(list(gs))}, {axis})")
                 continue
             if id(s) in self.scatter:                    # a[key] += g: the index_add folded in
                 g, key, _, _ = self.scatter[id(s)].args
                 buf = self._names[id(self.reuse[id(s)])]
-                lines.append(f"    {buf}[{self._key(key)}] += {self._arg(g)}")
+                part = views.get((buf, self._key(key)))
+                if part is not None:                     # a view made once, added into often
+                    if part[1]:
+                        lines.append(f"    {part[0]} = {buf}[{self._key(key)}]")
+                        part[1] = False
+                    lines.append(f"    {part[0]} += {self._arg(g)}")
+                else:
+                    lines.append(f"    {buf}[{self._key(key)}] += {self._arg(g)}")
                 if targets != buf:
                     lines.append(f"    {targets} = {buf}")
                 continue
@@ -344,6 +503,33 @@ class Program:
             lines.append(f"    return {results[0]}, ({grads})")
         return "\n".join(lines) + "\n"
 
+    def _part_views(self):
+        """``{(buffer, key): [view name, not yet made]}`` for the ``a[key] += g`` of
+        ``self.scatter`` whose key repeats on the same buffer (a weight's gradient summed over
+        an unrolled loop, row by row): ``a_k = a[key]`` once, then ``a_k += g`` (an in-place
+        add, without indexing twice per call).  Only basic keys that select an array."""
+        count = {}
+        for sid, step in self.scatter.items():
+            key = step.args[1]
+            items = key if type(key) is tuple else (key,)
+            if not all(k is Ellipsis or k is None or type(k) in (int, slice) for k in items):
+                continue
+            x = self.reuse[sid]
+            if type(np.broadcast_to(np.empty((), x.dtype), x.shape)[key]) is not np.ndarray:
+                continue                                 # a number (x[1] of a vector): no view
+            k = (self._names[id(x)], self._key(key))
+            count[k] = count.get(k, 0) + 1
+        taken = set(self._names.values()) | set(self.namespace)
+        views, n = {}, itertools.count()
+        for k, c in count.items():
+            if c > 1:
+                name = f"{k[0]}_{next(n)}"
+                while name in taken:
+                    name = f"{k[0]}_{next(n)}"
+                taken.add(name)
+                views[k] = [name, True]
+        return views
+
     def _in_place(self, s, target):
         """The step written into its operand's buffer: ``t1 += b1``, ``np.maximum(t1, 0, out=t1)``."""
         x = self.reuse[id(s)]
@@ -353,10 +539,12 @@ class Program:
             if args[1] is x and s.op in ("add", "mul"):      # commutative: exactly the same numbers
                 args.reverse()
             if args[0] is x:
-                return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], x.dtype, operand=True)}"
+                scalar = s.op != "pow"      # x has the result's shape and dtype
+                return f"{buf} {_AUGMENTED[s.op]} {self._arg(args[1], x.dtype, operand=True, scalar=scalar)}"
         out_shape = s.outs[0].shape
         like = next((a.dtype for a in args if type(a) is Tracer and a.shape == out_shape), None)
-        call = f"np.{_ufunc_of(s)}({', '.join(self._arg(a, like) for a in args)}"
+        scalar = ufunc_of(s) != "power" and like == s.outs[0].dtype
+        call = f"np.{ufunc_of(s)}({', '.join(self._arg(a, like, scalar=scalar) for a in args)}"
         call += "".join(f", {k}={self._arg(v)}" for k, v in s.kwargs.items()) + f", out={buf})"
         return call if target == buf else f"{target} = {call}"
 
@@ -369,6 +557,35 @@ class Program:
         if t.step is None or t.step.op in _VIEWS:       # never hand out an input or a view of one
             return f"np.array({name})"
         return name
+
+
+def _tiling(keys, shape):
+    """``(axis, order)`` when the basic-slice ``keys`` cut ``shape`` into parts along one
+    axis that cover it exactly (``order``: the keys by position), else None."""
+    bounds, axis = [], None
+    for key in keys:
+        items = key if type(key) is tuple else (key,)
+        if sum(k is Ellipsis for k in items) > 1 or not all(type(k) is slice or k is Ellipsis for k in items):
+            return None
+        if Ellipsis in items:
+            at = items.index(Ellipsis)
+            items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
+        if len(items) > len(shape):
+            return None
+        items = items + (slice(None),) * (len(shape) - len(items))
+        cut = [(d, k.indices(n)) for d, (k, n) in enumerate(zip(items, shape)) if k.indices(n) != (0, n, 1)]
+        if len(cut) != 1 or cut[0][1][2] != 1 or (axis is not None and cut[0][0] != axis):
+            return None
+        axis = cut[0][0]
+        bounds.append(cut[0][1][:2])
+    order = sorted(range(len(keys)), key=lambda k: bounds[k])
+    edge = 0
+    for k in order:
+        start, stop = bounds[k]
+        if start != edge or stop <= start:
+            return None
+        edge = stop
+    return (axis, order) if axis is not None and edge == shape[axis] else None
 
 
 def _literal(v) -> str:

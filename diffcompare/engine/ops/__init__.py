@@ -75,7 +75,7 @@ sqrt    = _unary(ew.Sqrt,    methods="sqrt",                                    
 sin     = _unary(ew.Sin,     methods="sin",                                      xp="sin")
 cos     = _unary(ew.Cos,     methods="cos",                                      xp="cos")
 tanh    = _unary(ew.Tanh,    methods="tanh",                                     xp="tanh")
-sigmoid = _unary(ew.Sigmoid, methods="sigmoid")   # xp: the contract's (problems/contract.py)
+sigmoid = _unary(ew.Sigmoid, methods="sigmoid",                                  xp="sigmoid")
 relu    = _unary(ew.Relu,    methods="relu")
 abs     = _unary(ew.Abs,     methods="abs __abs__ absolute",                     xp="abs absolute fabs")
 clone   = _unary(ew.Clone,   methods="clone")
