@@ -13,7 +13,9 @@ has no name of its own, written with contract names only:
 - ``logsumexp(x, axis=None, keepdims=False)``: ``m + log(sum(exp(x - m)))`` with ``m`` the
   maximum (stable; the shift's gradient cancels exactly); SymPy gets the plain
   ``log(sum(exp(x)))``, whose derivative has no ``Max``/``Heaviside`` in it;
-- ``sigmoid(x) = 1 / (1 + exp(-x))``, computed as ``(1 + tanh(x / 2)) / 2`` (no overflow);
+- ``sigmoid(x) = 1 / (1 + exp(-x))``, computed as ``exp(-logaddexp(0, -x))`` (no overflow,
+  and relatively accurate in the tail, as the engine's and torch's own: ``(1 + tanh(x / 2)) / 2``
+  rounds to 0 from x ~ -38, so ``log(sigmoid(-40))`` was -inf on NumPy and JAX alone);
 - ``softplus(x) = log(1 + exp(x))``, computed as ``maximum(x, 0) + log(1 + exp(-|x|))``
   (SymPy: the plain form);
 - ``log1p(x) = log(1 + x)`` where a namespace has none (the engine).
@@ -188,7 +190,7 @@ def _logsumexp(xp):
 def _sigmoid(xp):
     if _symbolic(xp):
         return lambda x: 1 / (1 + xp.exp(-x))
-    return lambda x: 0.5 * (1 + xp.tanh(0.5 * x))
+    return lambda x: xp.exp(-xp.logaddexp(0.0, -x))
 
 
 def _softplus(xp):

@@ -60,6 +60,19 @@ def test_provided_logsumexp_and_softplus_do_not_overflow():
     assert float(xp.sigmoid(np.array(-1000.0))) == 0.0
 
 
+def test_sigmoid_is_relatively_accurate_in_the_tail_everywhere():
+    # sigmoid(-40) = 4.2e-18 and log(sigmoid(x)) = -log1p(exp(-x)) to a few ulps on every
+    # namespace: a sigmoid that rounds to 0 there gives log(sigmoid) = -inf on some methods only
+    x = np.array([-700.0, -300.0, -40.0, -20.0, 0.5, 30.0])
+    want_log = -np.logaddexp(0.0, -x)
+    for label, xp, wrap, unwrap in _namespaces():
+        ns = contract.namespace(xp)
+        got = unwrap(ns.sigmoid(wrap(x.copy())))
+        np.testing.assert_allclose(got, np.exp(want_log), rtol=1e-14, atol=0, err_msg=label)
+        np.testing.assert_allclose(unwrap(ns.log(ns.sigmoid(wrap(x.copy())))), want_log,
+                                   rtol=1e-14, atol=1e-16, err_msg=label)   # log(1 - 9e-14) at 30
+
+
 class _Recorder:
     """NumPy's contract namespace that notes every name a problem reads."""
 
