@@ -15,7 +15,8 @@ has no name of its own, written with contract names only:
   ``log(sum(exp(x)))``, whose derivative has no ``Max``/``Heaviside`` in it;
 - ``sigmoid(x) = 1 / (1 + exp(-x))``, computed as ``exp(-logaddexp(0, -x))`` (no overflow,
   and relatively accurate in the tail, as the engine's and torch's own: ``(1 + tanh(x / 2)) / 2``
-  rounds to 0 from x ~ -38, so ``log(sigmoid(-40))`` was -inf on NumPy and JAX alone);
+  rounds to 0 from x ~ -38, so ``log(sigmoid(-40))`` was -inf on NumPy and JAX alone; complex
+  input, the complex step's, takes that analytic form);
 - ``softplus(x) = log(1 + exp(x))``, computed as ``maximum(x, 0) + log(1 + exp(-|x|))``
   (SymPy: the plain form);
 - ``log1p(x) = log(1 + x)`` where a namespace has none (the engine).
@@ -190,7 +191,14 @@ def _logsumexp(xp):
 def _sigmoid(xp):
     if _symbolic(xp):
         return lambda x: 1 / (1 + xp.exp(-x))
-    return lambda x: xp.exp(-xp.logaddexp(0.0, -x))
+
+    def sigmoid(x):
+        if getattr(getattr(x, "dtype", None), "kind", "f") == "c":
+            # complex step: logaddexp takes no complex numbers; the tanh form is analytic
+            return 0.5 * (1 + xp.tanh(0.5 * x))
+        return xp.exp(-xp.logaddexp(0.0, -x))
+
+    return sigmoid
 
 
 def _softplus(xp):
