@@ -559,33 +559,43 @@ class Program:
         return name
 
 
+def slice_cut(key, shape):
+    """``(axis, start, stop)`` when ``key`` is a non-empty step-1 slice of one axis of
+    ``shape`` (the other axes whole, an ``...`` allowed), else None.
+
+    >>> slice_cut((Ellipsis, slice(2, 5)), (3, 8)), slice_cut(slice(0, 3), (3, 8))
+    ((1, 2, 5), None)
+    """
+    items = key if type(key) is tuple else (key,)
+    if sum(k is Ellipsis for k in items) > 1 or not all(type(k) is slice or k is Ellipsis for k in items):
+        return None
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
+    if len(items) > len(shape):
+        return None
+    items = items + (slice(None),) * (len(shape) - len(items))
+    cut = [(d, k.indices(n)) for d, (k, n) in enumerate(zip(items, shape)) if k.indices(n) != (0, n, 1)]
+    if len(cut) != 1 or cut[0][1][2] != 1 or cut[0][1][1] <= cut[0][1][0]:
+        return None
+    return cut[0][0], cut[0][1][0], cut[0][1][1]
+
+
 def _tiling(keys, shape):
     """``(axis, order)`` when the basic-slice ``keys`` cut ``shape`` into parts along one
     axis that cover it exactly (``order``: the keys by position), else None."""
-    bounds, axis = [], None
-    for key in keys:
-        items = key if type(key) is tuple else (key,)
-        if sum(k is Ellipsis for k in items) > 1 or not all(type(k) is slice or k is Ellipsis for k in items):
-            return None
-        if Ellipsis in items:
-            at = items.index(Ellipsis)
-            items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
-        if len(items) > len(shape):
-            return None
-        items = items + (slice(None),) * (len(shape) - len(items))
-        cut = [(d, k.indices(n)) for d, (k, n) in enumerate(zip(items, shape)) if k.indices(n) != (0, n, 1)]
-        if len(cut) != 1 or cut[0][1][2] != 1 or (axis is not None and cut[0][0] != axis):
-            return None
-        axis = cut[0][0]
-        bounds.append(cut[0][1][:2])
-    order = sorted(range(len(keys)), key=lambda k: bounds[k])
+    cuts = [slice_cut(key, shape) for key in keys]
+    if None in cuts or len({axis for axis, _, _ in cuts}) != 1:
+        return None
+    axis = cuts[0][0]
+    order = sorted(range(len(keys)), key=lambda k: cuts[k][1:])
     edge = 0
     for k in order:
-        start, stop = bounds[k]
-        if start != edge or stop <= start:
+        _, start, stop = cuts[k]
+        if start != edge:
             return None
         edge = stop
-    return (axis, order) if axis is not None and edge == shape[axis] else None
+    return (axis, order) if edge == shape[axis] else None
 
 
 def _literal(v) -> str:

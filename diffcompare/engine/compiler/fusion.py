@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .codegen import ufunc_of
+from .codegen import slice_cut, ufunc_of
 from .tracer import Step, Tracer
 
 
@@ -94,7 +94,7 @@ def _initial_parts(steps):
     groups = {}
     for s in steps:
         if s.op == "getitem" and type(s.args[0]) is Tracer:
-            cut = _cut(s.args[1], s.args[0].shape)
+            cut = slice_cut(s.args[1], s.args[0].shape)
             if cut is not None:
                 axis, lo, hi = cut
                 groups.setdefault((id(s.args[0]), axis), (s.args[0], {}))[1].setdefault((lo, hi), s.outs[0])
@@ -110,23 +110,6 @@ def _initial_parts(steps):
                                     [t_ for _, _, t_ in run]))
             run = [(lo, hi, t)] if t is not None else []
     return found
-
-
-def _cut(key, shape):
-    """``(axis, start, stop)`` when ``key`` is a step-1 slice of one axis (the others whole)."""
-    items = key if type(key) is tuple else (key,)
-    if sum(k is Ellipsis for k in items) > 1 or not all(type(k) is slice or k is Ellipsis for k in items):
-        return None
-    if Ellipsis in items:
-        at = items.index(Ellipsis)
-        items = items[:at] + (slice(None),) * (len(shape) - len(items) + 1) + items[at + 1:]
-    if len(items) > len(shape):
-        return None
-    items = items + (slice(None),) * (len(shape) - len(items))
-    cut = [(d, k.indices(n)) for d, (k, n) in enumerate(zip(items, shape)) if k.indices(n) != (0, n, 1)]
-    if len(cut) != 1 or cut[0][1][2] != 1 or cut[0][1][1] <= cut[0][1][0]:
-        return None
-    return cut[0][0], cut[0][1][0], cut[0][1][1]
 
 
 def _key(axis, lo, hi):
