@@ -9,10 +9,17 @@ loop over ``linalg.solve``) and timed, one gradient (forward + backward) per cal
 - ``torch``: PyTorch eager through ``problems.torch_namespace`` (the same code);
 - ``hand``: a hand-written NumPy gradient (the floor: no graph, no dispatch).
 
-Before timing, the engine's and hand's gradients must equal torch's (relative 1e-9).
-Target (issue 19): engine / torch <= 1.0 on each, CPU time, medians of per-round ratios.
+``--compiled`` adds ``engine-compiled`` (``engine.compile`` of the same code) and ``jax-jit``
+(``jax.jit(jax.grad(...))`` on the contract's ``jax.numpy``, float64; compiled before timing),
+so issue 23's claim for the catalog's objectives (compiled <= 1.5x jax-jit) is measured on
+these spellings too.
+
+Before timing, every contender's gradients must equal torch's (relative 1e-9).
+Targets: engine / torch <= 1.0 on each (issue 19); with ``--compiled``, compiled / jax-jit
+<= 1.5 (issue 23). CPU time, medians of per-round ratios.
 
     python benchmarks/natural_objectives.py --cpu-time
+    python benchmarks/natural_objectives.py --cpu-time --compiled
     python benchmarks/natural_objectives.py --only vandermonde --profile
 """
 from __future__ import annotations
@@ -165,6 +172,34 @@ def _max_rel(a_list, b_list):
                for a, b in zip(a_list, b_list))
 
 
+def compiled_and_jax_steps(fn, arrays, n_wrt, engine_xp):
+    """The same gradient as ``engine.compile``'s program and as ``jax.jit(jax.grad(...))``
+    (float64, compiled here, before any timing); each returns the gradients."""
+    import jax
+    import jax.numpy as jnp
+
+    from diffcompare.engine import compile as engine_compile
+    from diffcompare.problems.contract import namespace
+
+    wrt = tuple(range(n_wrt))
+    program = engine_compile(lambda *a: fn(engine_xp, *a), wrt=wrt, xp=False)
+    program(*arrays)                                      # traced and generated here
+
+    def compiled_step():
+        return list(program(*arrays)[1])
+
+    jax.config.update("jax_enable_x64", True)
+    jxp = namespace(jnp)
+    grad = jax.jit(jax.grad(lambda *a: fn(jxp, *a), argnums=wrt))
+    jargs = [jax.device_put(a) for a in arrays]
+    jax.block_until_ready(grad(*jargs))                   # compiled here
+
+    def jax_step():
+        return jax.block_until_ready(grad(*jargs))
+
+    return compiled_step, jax_step
+
+
 def bench(args):
     from diffcompare.problems import torch_namespace
     from diffcompare.engine import array_api
@@ -194,6 +229,18 @@ def bench(args):
             steps["engine"] = engine_step
         except Exception as exc:   # noqa: BLE001 - a name the engine lacks: reported, not timed
             notes.append(f"engine: {type(exc).__name__}: {str(exc)[:70]}")
+        if args.compiled:
+            try:
+                compiled_step, jax_step = compiled_and_jax_steps(fn, arrays, n_wrt, exp)
+                for label, step in (("compiled", compiled_step), ("jax-jit", jax_step)):
+                    diff = _max_rel([np.asarray(g) for g in step()], ref)
+                    if diff > 1e-9:
+                        raise AssertionError(f"{name}: {label} differs from torch by {diff:.1e}")
+                steps["compiled"], steps["jax-jit"] = compiled_step, jax_step
+            except Exception as exc:   # noqa: BLE001 - a trace or compile that fails: reported
+                if isinstance(exc, AssertionError):
+                    raise
+                notes.append(f"compiled/jax-jit: {type(exc).__name__}: {str(exc)[:70]}")
         hand_diff = _max_rel(hand_step(), ref)
         if hand_diff > 1e-9:
             raise AssertionError(f"{name}: the hand gradient differs from torch by {hand_diff:.1e}")
@@ -203,15 +250,28 @@ def bench(args):
         med = {k: statistics.median(v) for k, v in per_call.items()}
         r = peers.ratio(per_call, "engine", "torch") if "engine" in per_call else math.nan
         rh = peers.ratio(per_call, "engine", "hand") if "engine" in per_call else math.nan
-        rows.append((name, med, r, rh, notes))
+        rc = {peer: peers.ratio(per_call, "compiled", peer) for peer in ("jax-jit", "torch", "engine")
+              if "compiled" in per_call and peer in per_call}
+        rows.append((name, med, r, rh, notes, rc))
     print(f"\n  {'objective':50s} {'engine':>10s} {'torch':>10s} {'hand':>10s} {'eng/torch':>9s} "
           f"{'eng/hand':>8s}  target eng/torch <= 1.0")
-    for name, med, r, rh, notes in rows:
+    for name, med, r, rh, notes, _ in rows:
         e = peers.fmt_time(med["engine"]) if "engine" in med else "-"
         verdict = "PASS" if r <= 1.0 else ("MISS" if r == r else "MISSING")
         print(f"  {name:50s} {e:>10s} {peers.fmt_time(med['torch']):>10s} "
               f"{peers.fmt_time(med['hand']):>10s} {r:8.2f}x {rh:7.2f}x  {verdict}"
               + (f"  ({'; '.join(notes)})" if notes else ""))
+    if not args.compiled:
+        return
+    print(f"\n  {'objective':50s} {'compiled':>10s} {'jax-jit':>10s} {'÷ jax-jit':>9s} {'÷ torch':>8s} "
+          f"{'÷ engine':>8s}  target compiled/jax-jit <= 1.5")
+    for name, med, _, _, notes, rc in rows:
+        if not rc:
+            print(f"  {name:50s} {'-':>10s}  not run ({'; '.join(notes)})")
+            continue
+        verdict = "PASS" if rc["jax-jit"] <= 1.5 else "MISS"
+        print(f"  {name:50s} {peers.fmt_time(med['compiled']):>10s} {peers.fmt_time(med['jax-jit']):>10s} "
+              f"{rc['jax-jit']:8.2f}x {rc['torch']:7.2f}x {rc.get('engine', math.nan):7.2f}x  {verdict}")
 
 
 def main(argv=None):
@@ -221,6 +281,8 @@ def main(argv=None):
     p.add_argument("--cpu-time", action="store_true", help="CPU time (process_time), not wall")
     p.add_argument("--only", default="", help="run the objectives whose name contains this")
     p.add_argument("--profile", action="store_true", help="cProfile the engine's step")
+    p.add_argument("--compiled", action="store_true",
+                   help="also engine-compiled and jax-jit (issue 23: compiled <= 1.5x jax-jit)")
     args = p.parse_args(argv)
     note = peers.single_threaded()
     if args.cpu_time:
