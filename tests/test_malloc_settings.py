@@ -15,8 +15,9 @@ FAULTS_PER_CALL = """
 import resource, sys
 import numpy as np
 import diffcompare.malloc_settings as m
-if sys.argv[1] == "kept":
-    assert m.keep_freed_memory()
+if sys.argv[1] == "kept" and not m.keep_freed_memory():
+    print("not taken")                    # not glibc, or a glibc that refuses the threshold
+    sys.exit()
 np.ones(6 << 20).sum()                    # the first one faults in either case
 before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 for _ in range(5):
@@ -29,6 +30,8 @@ def _faults_per_call(mode):
     env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
     out = subprocess.run([sys.executable, "-c", FAULTS_PER_CALL, mode], env=env, check=True,
                          capture_output=True, text=True, timeout=120)
+    if out.stdout.strip() == "not taken":
+        pytest.skip("this C library did not take the settings (mallopt refused them)")
     return float(out.stdout.split()[-1])
 
 
