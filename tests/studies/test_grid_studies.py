@@ -226,13 +226,21 @@ def test_accuracy_reference_check_without_cells_is_no_data(tmp_path):
     assert accuracy.check(accuracy.analyze(results_frame(tmp_path / "empty", []))) [-1].ok is None
 
 
-def test_accuracy_judges_float32_exact_cells_at_float32_rounding(tmp_path):
+def _float32_rows(errors, default_family):
+    """float32 rosenbrock cells at n=8, one per ``(backend, error)``, with the given error."""
     rows = []
-    for backend, r in (("engine", 5e-6), ("torch", 3e-6), ("jax-jit", 4e-6), ("fd-central", 1e-3)):
-        for row in cell_rows("rosenbrock", 8, backend, family=FAMILY.get(backend, "engine"), n_inputs=8,
-                             function_s=1e-5, gradient_s=1e-5, error_rho=r, error_rel=r, reference=REF):
+    for backend, r in errors:
+        for row in cell_rows("rosenbrock", 8, backend, family=FAMILY.get(backend, default_family),
+                             n_inputs=8, function_s=1e-5, gradient_s=1e-5, error_rho=r, error_rel=r,
+                             reference=REF):
             row["dtype"] = "float32"
             rows.append(row)
+    return rows
+
+
+def test_accuracy_judges_float32_exact_cells_at_float32_rounding(tmp_path):
+    rows = _float32_rows((("engine", 5e-6), ("torch", 3e-6), ("jax-jit", 4e-6), ("fd-central", 1e-3)),
+                         "engine")
     df = accuracy.analyze(results_frame(tmp_path, rows)).set_index("backend")
     assert df.loc["engine", "bound"] == pytest.approx(30 * 4e-6) and df.loc["engine", "within"]
     assert not df.loc["fd-central", "checked"]               # finite-difference bounds are float64's
@@ -259,12 +267,8 @@ def test_tf32_is_judged_by_its_own_bound_and_never_sets_the_rounding_level(tmp_p
     """TF32 products on an H200 gave ρ ≈ 1e-4 on a float32 MLP where the exact methods
     agree to 1e-7: it is bounded by TF32's unit roundoff, and left out of the rounding level
     (which, with it among three exact methods, would have been its median)."""
-    rows = []
-    for backend, r in (("engine", 5e-7), ("torch", 3e-7), ("jax-jit", 4e-7), ("jax-jit-tf32", 2.7e-4)):
-        for row in cell_rows("rosenbrock", 8, backend, family=FAMILY.get(backend, "jax"), n_inputs=8,
-                             function_s=1e-5, gradient_s=1e-5, error_rho=r, error_rel=r, reference=REF):
-            row["dtype"] = "float32"
-            rows.append(row)
+    rows = _float32_rows((("engine", 5e-7), ("torch", 3e-7), ("jax-jit", 4e-7), ("jax-jit-tf32", 2.7e-4)),
+                         "jax")
     df = accuracy.analyze(results_frame(tmp_path, rows)).set_index("backend")
     assert df.loc["jax-jit-tf32", "method_class"] == "reduced-precision"
     assert df.loc["engine", "rounding_level"] == pytest.approx(4e-7)     # the exact three's median
